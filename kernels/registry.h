@@ -1,0 +1,26 @@
+// The kernels the simulator can run. Adding one is a new file in kernels/ plus one line in
+// registry.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/api.h"
+
+namespace ars {
+
+struct KernelSpec {
+  const char* name;
+  const char* summary;
+  bool reduces;  // the golden is the reduction over ranks; otherwise y must equal x
+  // Checks the problem against the kernel's contract (throws InputError) and returns the
+  // windows and signals it needs.
+  Layout (*layout)(const Problem& problem);
+  void (*body)(Rank& rank);
+};
+
+const std::vector<KernelSpec>& kernel_registry();
+// Throws InputError naming the known kernels when `name` is not one of them.
+const KernelSpec& find_kernel(const std::string& name);
+
+}  // namespace ars

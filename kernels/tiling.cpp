@@ -1,0 +1,24 @@
+#include "kernels/tiling.h"
+
+#include <algorithm>
+
+namespace ars {
+
+Tiling::Tiling(std::uint64_t elements_, DType dtype, int tiles_in_flight) : elements(elements_) {
+  const std::uint64_t element = dtype_bytes(dtype);
+  std::uint64_t bytes = std::min(kChunkBytes, kUbUsableBytes / std::max(1, tiles_in_flight));
+  bytes = bytes / 32 * 32;
+  // A small vector shrinks the tile to its size rounded up to 32 bytes.
+  bytes = std::min(bytes, (elements * element + 31) / 32 * 32);
+  tile_elements = std::max<std::uint64_t>(1, bytes / element);
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> Tiling::chunks() const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (std::uint64_t offset = 0; offset < elements; offset += tile_elements) {
+    out.emplace_back(offset, std::min(tile_elements, elements - offset));
+  }
+  return out;
+}
+
+}  // namespace ars

@@ -1,0 +1,26 @@
+// How a kernel cuts a per-rank vector into UB tiles.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "kernels/api.h"
+
+namespace ars {
+
+// 16 KiB: nine such tiles fit in the 184 KiB usable UB of an a2a3 vector core.
+constexpr std::uint64_t kChunkBytes = 16384;
+constexpr std::uint64_t kUbUsableBytes = 188416;
+
+struct Tiling {
+  // Tiles of at most 16 KiB, smaller when `tiles_in_flight` of them would not fit the UB,
+  // and never larger than the vector itself.
+  Tiling(std::uint64_t elements, DType dtype, int tiles_in_flight);
+  std::uint64_t elements;
+  std::uint64_t tile_elements;
+  // (offset, count) of every tile, in order.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> chunks() const;
+};
+
+}  // namespace ars

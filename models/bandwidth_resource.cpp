@@ -1,0 +1,55 @@
+#include "models/bandwidth_resource.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace ars {
+
+using sc_core::sc_time;
+
+BandwidthResource::BandwidthResource(std::string name, double bytes_per_ps)
+    : name_(std::move(name)), bytes_per_ps_(bytes_per_ps) {}
+
+sc_time BandwidthResource::duration(std::uint64_t bytes) const {
+  return sc_time(static_cast<double>(bytes) / bytes_per_ps_, sc_core::SC_PS);
+}
+
+BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest,
+                                                       std::uint64_t bytes) {
+  return reserve_span(earliest, duration(bytes), bytes);
+}
+
+BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earliest,
+                                                            const sc_time& span,
+                                                            std::uint64_t bytes) {
+  const sc_time start = std::max(earliest, free_at_);
+  const sc_time end = start + span;
+  if (sink_ != nullptr) {
+    if (!period_open_ || start > free_at_) {
+      flush_trace();
+      period_start_ = start;
+      period_open_ = true;
+    }
+    sink_->record(in_flight_var_, earliest.value(), static_cast<std::int64_t>(bytes));
+    sink_->record(in_flight_var_, end.value(), -static_cast<std::int64_t>(bytes));
+  }
+  free_at_ = end;
+  bytes_moved_ += bytes;
+  return {start, end};
+}
+
+void BandwidthResource::trace(TraceSink* sink, const std::string& scope) {
+  sink_ = sink;
+  if (sink_ == nullptr) return;
+  busy_var_ = sink_->declare(scope, name_ + "_busy", 1, TraceSink::Kind::Flag);
+  in_flight_var_ = sink_->declare(scope, name_ + "_bytes_in_flight", 32, TraceSink::Kind::Counter);
+}
+
+void BandwidthResource::flush_trace() {
+  if (sink_ == nullptr || !period_open_) return;
+  sink_->record(busy_var_, period_start_.value(), 1);
+  sink_->record(busy_var_, free_at_.value(), -1);
+  period_open_ = false;
+}
+
+}  // namespace ars

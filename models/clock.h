@@ -1,0 +1,38 @@
+// Conversions from the configured clock and rates to simulated time.
+#pragma once
+
+#include <systemc>
+
+namespace ars {
+
+// Simulated time has a 1 ps resolution; call before any sc_time exists.
+void init_time_resolution();
+
+class Clock {
+ public:
+  explicit Clock(double GHz) : ps_per_cycle_(1000.0 / GHz) {}
+  sc_core::sc_time cycles(double n) const {
+    return sc_core::sc_time(n * ps_per_cycle_, sc_core::SC_PS);
+  }
+  double ps_per_cycle() const { return ps_per_cycle_; }
+  // bytes per cycle -> bytes per ps
+  double rate(double bytes_per_cycle) const { return bytes_per_cycle / ps_per_cycle_; }
+
+ private:
+  double ps_per_cycle_;
+};
+
+inline double GBps_to_bytes_per_ps(double GBps) {
+  return GBps * 1e-3;
+}
+
+inline sc_core::sc_time ns(double value) {
+  return sc_core::sc_time(value * 1000.0, sc_core::SC_PS);
+}
+
+// Exact for the 1 ps resolution: integer picoseconds to nanoseconds.
+inline double to_ns(const sc_core::sc_time& t) {
+  return static_cast<double>(t.value()) / 1000.0;
+}
+
+}  // namespace ars

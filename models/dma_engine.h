@@ -1,0 +1,78 @@
+// The DMA engines of a device: MTE2 (own GM or a peer's window -> UB) and MTE3 (UB -> own GM
+// or a peer's window). Each of the configured queues takes one transfer at a time and streams
+// it as bursts: setup, then one burst per burst-time at the path's rate, each burst a TLM
+// transaction through the interconnect. The transfer completes when its last burst has
+// passed every resource on the path plus the path's latency.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "kernels/api.h"
+#include "models/clock.h"
+#include "models/platform_config.h"
+#include "models/trace_sink.h"
+
+namespace ars {
+
+class DmaEngine : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<DmaEngine> to_noc;  // global memory, own or a peer's
+  tlm_utils::simple_initiator_socket<DmaEngine> to_ub;   // the core's unified buffer (DMI)
+
+  DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device);
+
+  enum class Direction { ToUb, FromUb };  // MTE2, MTE3
+  struct Request {
+    Direction direction;
+    std::uint64_t gm_address;  // global: device and local address
+    std::uint32_t ub_offset;
+    std::uint64_t bytes;
+    bool atomic_add = false;  // MTE3 only: add element-wise into the target
+    DType dtype = DType::FP32;
+  };
+  // Queues a transfer and returns its ticket; the transfer starts when a queue is free.
+  std::uint64_t submit(const Request& request);
+  bool done(std::uint64_t ticket) const { return done_.at(ticket) != 0; }
+  const sc_core::sc_event& completed() const { return completed_; }
+
+  // Time one transfer takes alone: what the analytical cost cards charge.
+  double rate_bytes_per_ps(const Request& request) const;
+
+  void trace(TraceSink* sink, const std::string& scope);
+
+ private:
+  void end_of_elaboration() override;
+  void queue_thread(int queue);
+  void execute(const Request& request);
+
+  Clock clock_;
+  int device_;
+  sc_core::sc_time setup_;
+  double local_read_rate_;
+  double local_write_rate_;
+  double remote_rate_;
+  std::uint64_t burst_bytes_;
+  std::uint64_t full_rate_alignment_;
+  double misaligned_factor_;
+  std::uint8_t* ub_ = nullptr;
+
+  struct Pending {
+    std::uint64_t ticket;
+    Request request;
+  };
+  std::deque<Pending> pending_;
+  sc_core::sc_event work_;
+  sc_core::sc_event completed_;
+  std::vector<char> done_;
+  TraceSink* sink_ = nullptr;
+  std::vector<int> busy_vars_;
+};
+
+}  // namespace ars

@@ -1,0 +1,73 @@
+// A device's global memory (HBM): holds tensors, windows and INT32 signal cells. Accesses
+// occupy one memory port of the configured bandwidth and pay a read or write latency; signal
+// updates are posted and land when they arrive.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "models/bandwidth_resource.h"
+#include "models/clock.h"
+#include "models/platform_config.h"
+#include "models/trace_sink.h"
+#include "models/transaction.h"
+
+namespace ars {
+
+class GlobalMemory : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<GlobalMemory> from_noc;
+
+  GlobalMemory(sc_core::sc_module_name name, const PlatformConfig& config);
+  SC_HAS_PROCESS(GlobalMemory);
+
+  // Reserves `bytes` (zero-filled) before the simulation starts; returns the local address.
+  // `backed` = false reserves addresses without storage (timing-only runs).
+  std::uint64_t allocate(std::uint64_t bytes, std::uint64_t alignment, bool backed = true);
+  std::uint64_t allocated_bytes() const { return top_; }
+
+  // Notified whenever a posted signal update lands in this memory.
+  const sc_core::sc_event& signal_written() const { return signal_written_; }
+  std::int32_t read_cell(std::uint64_t address) const;
+  // Functional access outside simulated time (inputs, results); nullptr when out of range.
+  std::uint8_t* backdoor(std::uint64_t address, std::uint64_t bytes);
+
+  void trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,
+                   std::uint64_t address, int rows, int cols);
+  BandwidthResource& port() { return port_; }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+  void apply_due_signal_writes();
+  bool in_range(std::uint64_t address, std::uint64_t length) const;
+
+  struct PostedWrite {
+    std::uint64_t address;
+    std::int32_t value;
+    AtomicWrite::Kind kind;
+  };
+
+  Clock clock_;
+  sc_core::sc_time read_latency_;
+  sc_core::sc_time write_latency_;
+  BandwidthResource port_;
+  std::vector<std::uint8_t> storage_;
+  std::uint64_t top_ = 0;
+  // Ordered by arrival time, then by issue order, so equal-time updates land deterministically.
+  std::map<std::pair<sc_core::sc_time, std::uint64_t>, PostedWrite> posted_;
+  std::uint64_t posted_sequence_ = 0;
+  sc_core::sc_event due_;
+  sc_core::sc_event signal_written_;
+  TraceSink* sink_ = nullptr;
+  std::map<std::uint64_t, int> cell_vars_;
+};
+
+}  // namespace ars

@@ -1,0 +1,148 @@
+#include "models/platform.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "models/transaction.h"
+
+namespace ars {
+
+namespace {
+
+constexpr std::uint64_t kWindowMinimumBytes = 4096;  // windows are padded to 4 KiB
+constexpr std::uint64_t kGmAlignment = 512;          // full-rate DMA alignment
+
+}  // namespace
+
+Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
+                   std::vector<int> rank_devices, const Problem& problem, const Layout& layout,
+                   KernelBody body, Options options)
+    : sc_module(name),
+      config_(config),
+      rank_devices_(std::move(rank_devices)),
+      problem_(problem),
+      noc_("noc", config),
+      trace_(options.trace) {
+  // Every device lays its memory out the same way, so windows are symmetric.
+  for (const SignalSpec& s : layout.signals) memory_.signals.push_back({s.name, 0, s.rows, s.cols});
+  memory_.tensors.push_back({"x", 0, problem.elements, problem.dtype});
+  memory_.tensors.push_back({"y", 0, problem.elements, problem.dtype});
+  for (const WindowSpec& w : layout.windows) {
+    memory_.tensors.push_back({w.name, 0, w.elements, problem.dtype});
+  }
+
+  for (int d = 0; d < config.devices; ++d) {
+    std::optional<VectorCore::Binding> binding;
+    auto rank = std::find(rank_devices_.begin(), rank_devices_.end(), d);
+    if (rank != rank_devices_.end()) {
+      binding = VectorCore::Binding{static_cast<int>(rank - rank_devices_.begin()), rank_devices_,
+                                    &problem_, &memory_, body};
+    }
+    devices_.push_back(std::make_unique<Device>(("dev" + std::to_string(d)).c_str(), config, d,
+                                                std::move(binding), options.timing_only));
+    Device& device = *devices_.back();
+    noc_.to_memory.bind(device.gm.from_noc);
+    if (!device.core) continue;
+    noc_.connect_initiator(device.dma->to_noc, d);
+    noc_.connect_initiator(device.core->to_noc, d);
+    device.core->record_schedule(options.record_schedule);
+    // Signals first: they are always backed, even when payloads are not.
+    for (SignalInfo& s : memory_.signals) {
+      s.address = device.gm.allocate(
+          std::max<std::uint64_t>(kWindowMinimumBytes, 4ull * s.rows * s.cols), kGmAlignment);
+    }
+    for (std::size_t t = 0; t < memory_.tensors.size(); ++t) {
+      TensorInfo& info = memory_.tensors[t];
+      std::uint64_t bytes = info.elements * dtype_bytes(info.dtype);
+      if (t >= 2) bytes = std::max(bytes, kWindowMinimumBytes);
+      info.address = device.gm.allocate(bytes, kGmAlignment, !options.timing_only);
+    }
+  }
+
+  if (trace_ != nullptr) {
+    noc_.trace(trace_);
+    for (int r = 0; r < ranks(); ++r) {
+      Device& device = *devices_[rank_devices_[r]];
+      const std::string scope = "dev" + std::to_string(device.index());
+      device.dma->trace(trace_, scope + ".dma");
+      device.ub->trace(trace_, scope + ".ub");
+      device.core->trace(trace_, scope + ".core");
+      for (const SignalInfo& s : memory_.signals) {
+        device.gm.trace_cells(trace_, scope + ".signal", s.name, s.address, s.rows, s.cols);
+      }
+    }
+  }
+}
+
+std::uint8_t* Platform::backdoor(int rank, int tensor) {
+  const TensorInfo& info = memory_.tensors.at(tensor);
+  return devices_[rank_devices_.at(rank)]->gm.backdoor(info.address,
+                                                       info.elements * dtype_bytes(info.dtype));
+}
+
+void Platform::write_tensor(int rank, int tensor, const std::vector<std::uint8_t>& bytes) {
+  if (std::uint8_t* data = backdoor(rank, tensor)) std::copy(bytes.begin(), bytes.end(), data);
+}
+
+std::vector<std::uint8_t> Platform::read_tensor(int rank, int tensor) {
+  const TensorInfo& info = memory_.tensors.at(tensor);
+  std::vector<std::uint8_t> bytes(info.elements * dtype_bytes(info.dtype));
+  if (const std::uint8_t* data = backdoor(rank, tensor)) {
+    std::copy(data, data + bytes.size(), bytes.begin());
+  }
+  return bytes;
+}
+
+std::int32_t Platform::read_cell(int rank, int signal, int row, int col) {
+  const SignalInfo& s = memory_.signals.at(signal);
+  return devices_[rank_devices_[rank]]->gm.read_cell(
+      s.address + 4 * static_cast<std::uint64_t>(row * s.cols + col));
+}
+
+std::string Platform::describe_blocked_ranks() {
+  std::ostringstream out;
+  out << "deadlock at " << to_ns(sc_core::sc_time_stamp()) << " ns:";
+  for (int r = 0; r < ranks(); ++r) {
+    const VectorCore& c = core(r);
+    if (c.stats().finished) continue;
+    const BlockedWait& b = c.blocked();
+    out << "\n  rank " << r << " (device " << rank_devices_[r] << ")";
+    if (!b.blocked) {
+      out << " is stuck outside a wait";
+      continue;
+    }
+    const auto& signals = memory_.signals;
+    const auto s = std::find_if(signals.begin(), signals.end(),
+                                [&](const SignalInfo& info) { return info.name == b.signal; });
+    out << " waits on " << b.signal << "[" << b.row << "," << b.col << "] " << b.cmp << " "
+        << b.expected << ", cell holds "
+        << read_cell(r, static_cast<int>(s - signals.begin()), b.row, b.col) << ", since "
+        << static_cast<double>(b.since_ps) / 1000.0 << " ns";
+  }
+  return out.str();
+}
+
+Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
+  Outcome outcome;
+  sc_core::sc_start(limit);
+  for (int r = 0; r < ranks(); ++r) {
+    if (!core(r).failure().empty()) {
+      outcome.failure = core(r).failure();
+      break;
+    }
+  }
+  if (trace_ != nullptr) noc_.flush_trace();
+  if (!outcome.failure.empty()) return outcome;
+  outcome.completed = std::all_of(rank_devices_.begin(), rank_devices_.end(),
+                                  [&](int d) { return devices_[d]->core->stats().finished; });
+  if (outcome.completed) return outcome;
+  if (sc_core::sc_pending_activity()) {
+    outcome.timeout = "simulated-time limit of " + std::to_string(to_ns(limit)) +
+                      " ns reached before every rank finished";
+  } else {
+    outcome.deadlock = describe_blocked_ranks();
+  }
+  return outcome;
+}
+
+}  // namespace ars

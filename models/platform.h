@@ -1,0 +1,65 @@
+// A whole machine for one run: the configured devices, the interconnect between them, and a
+// vector core on each device that takes part, each running the same kernel body as its rank.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "kernels/api.h"
+#include "models/device.h"
+#include "models/interconnect.h"
+#include "models/memory_map.h"
+#include "models/platform_config.h"
+#include "models/trace_sink.h"
+
+namespace ars {
+
+class Platform : public sc_core::sc_module {
+ public:
+  struct Options {
+    bool timing_only = false;      // move no payload bytes (no golden check possible)
+    bool record_schedule = false;  // keep every rank's executed operations
+    TraceSink* trace = nullptr;
+  };
+  // `rank_devices[r]` is the device rank r runs on.
+  Platform(sc_core::sc_module_name name, const PlatformConfig& config,
+           std::vector<int> rank_devices, const Problem& problem, const Layout& layout,
+           KernelBody body, Options options);
+
+  struct Outcome {
+    bool completed = false;  // every rank finished its kernel
+    std::string failure;     // a rank stopped on an error (for example a UB overflow)
+    std::string deadlock;    // ranks blocked with nothing left to wake them
+    std::string timeout;     // the simulated-time limit was reached first
+  };
+  Outcome run(const sc_core::sc_time& limit);
+
+  int ranks() const { return static_cast<int>(rank_devices_.size()); }
+  const MemoryMap& memory() const { return memory_; }
+  VectorCore& core(int rank) { return *devices_[rank_devices_[rank]]->core; }
+  Interconnect& interconnect() { return noc_; }
+  Device& device(int index) { return *devices_[index]; }
+
+  // Backdoor access for setting inputs and checking results, outside simulated time.
+  void write_tensor(int rank, int tensor, const std::vector<std::uint8_t>& bytes);
+  std::vector<std::uint8_t> read_tensor(int rank, int tensor);
+  std::int32_t read_cell(int rank, int signal, int row, int col);
+
+ private:
+  std::string describe_blocked_ranks();
+  std::uint8_t* backdoor(int rank, int tensor);
+
+  const PlatformConfig& config_;
+  std::vector<int> rank_devices_;
+  Problem problem_;
+  MemoryMap memory_;
+  Interconnect noc_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  TraceSink* trace_;
+};
+
+}  // namespace ars

@@ -1,0 +1,61 @@
+// Every hardware parameter of a platform, in the units its key names. Plain data: the
+// configuration reader (sim/) fills it, the models read it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ars {
+
+enum class Topology { FullMesh, Ring, Switch };
+enum class Forwarding { CutThrough, StoreAndForward };
+
+const char* to_string(Topology topology);
+const char* to_string(Forwarding forwarding);
+
+struct PlatformConfig {
+  std::string name = "a2a3";
+  double clock_GHz = 1.8;
+  int devices = 8;
+  Topology topology = Topology::FullMesh;
+
+  // Unified buffer of the vector core.
+  std::uint64_t ub_physical_bytes = 196608;
+  std::uint64_t ub_usable_bytes = 188416;
+  std::uint64_t ub_alignment_bytes = 32;
+
+  // Vector unit: a reduce costs startup + bytes / bytes_per_cycle.
+  double vector_startup_cycles = 6;
+  double vector_bytes_per_cycle = 128;
+
+  // Global memory (HBM) of a device.
+  double gm_read_latency_cycles = 1400;
+  double gm_write_latency_cycles = 300;
+  double gm_bandwidth_GBps = 1600;
+
+  // DMA engines (MTE2: GM -> UB, MTE3: UB -> GM).
+  int dma_queues = 1;  // transfers one device drives at once
+  double dma_setup_cycles = 0;
+  double dma_mte2_bytes_per_cycle = 32;
+  double dma_mte3_bytes_per_cycle = 64;
+  double dma_remote_bytes_per_cycle = 32;  // one queue's rate to or from a peer window
+  std::uint64_t dma_burst_bytes = 512;
+  std::uint64_t dma_full_rate_alignment = 512;
+  double dma_misaligned_rate_factor = 0.7;
+
+  // Interconnect: every link direction is a resource of this bandwidth and latency.
+  double link_bandwidth_GBps = 28;
+  double link_latency_ns = 1500;
+  Forwarding switch_forwarding = Forwarding::CutThrough;
+  double switch_latency_ns = 0;
+
+  // Fixed costs of synchronisation and launch.
+  double notify_cycles = 0;
+  double poll_period_cycles = 1440;
+  double cache_flush_cycles = 0;
+  double cache_invalidate_cycles = 0;
+  double pipe_barrier_cycles = 0;
+  double launch_offset_cycles = 0;  // rank r starts r times this late
+};
+
+}  // namespace ars

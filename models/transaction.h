@@ -1,0 +1,57 @@
+// What a generic payload carries besides address and data in this platform.
+#pragma once
+
+#include <algorithm>
+
+#include <systemc>
+#include <tlm>
+
+#include "kernels/api.h"
+
+namespace ars {
+
+// Global addresses put the device in the top bits; the interconnect routes on them.
+constexpr int kDeviceShift = 40;
+constexpr std::uint64_t kLocalMask = (std::uint64_t{1} << kDeviceShift) - 1;
+inline std::uint64_t global_address(int device, std::uint64_t local) {
+  return (static_cast<std::uint64_t>(device) << kDeviceShift) | local;
+}
+inline int address_device(std::uint64_t address) {
+  return static_cast<int>(address >> kDeviceShift);
+}
+
+// Timing of one burst, accumulated hop by hop. `tail` is when the burst's last byte has
+// passed every bandwidth resource (offset from now); `latency` the path's pipeline latency,
+// paid once per transfer because bursts stream behind each other.
+struct BurstTiming : tlm::tlm_extension<BurstTiming> {
+  sc_core::sc_time tail;
+  sc_core::sc_time latency;
+
+  void reset(const sc_core::sc_time& head) {
+    tail = head;
+    latency = sc_core::SC_ZERO_TIME;
+  }
+  void add_hop(const sc_core::sc_time& hop_tail, const sc_core::sc_time& hop_latency) {
+    tail = std::max(tail, hop_tail);
+    latency += hop_latency;
+  }
+  tlm::tlm_extension_base* clone() const override { return new BurstTiming(*this); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const BurstTiming&>(other);
+  }
+};
+
+// A write that is not a plain copy: an INT32 signal update (posted: applied when it arrives,
+// the writer does not wait) or a DMA write that adds element-wise into the target.
+struct AtomicWrite : tlm::tlm_extension<AtomicWrite> {
+  enum class Kind { SignalAdd, SignalSet, DataAdd };
+  Kind kind = Kind::SignalAdd;
+  DType dtype = DType::FP32;  // for DataAdd
+
+  tlm::tlm_extension_base* clone() const override { return new AtomicWrite(*this); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const AtomicWrite&>(other);
+  }
+};
+
+}  // namespace ars

@@ -1,0 +1,286 @@
+#include "models/vector_core.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "kernels/elementwise.h"
+#include "models/transaction.h"
+
+namespace ars {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& config, Binding binding,
+                       UnifiedBuffer& ub, DmaEngine& dma, GlobalMemory& gm)
+    : sc_module(name),
+      to_noc("to_noc"),
+      to_ub("to_ub"),
+      clock_(config.clock_GHz),
+      config_(config),
+      binding_(std::move(binding)),
+      ub_(ub),
+      dma_(dma),
+      gm_(gm),
+      notify_cost_(clock_.cycles(config.pipe_barrier_cycles + config.cache_flush_cycles +
+                                 config.notify_cycles)),
+      poll_period_(clock_.cycles(config.poll_period_cycles)),
+      invalidate_cost_(clock_.cycles(config.cache_invalidate_cycles)),
+      reduce_startup_(clock_.cycles(config.vector_startup_cycles)),
+      launch_offset_(clock_.cycles(config.launch_offset_cycles * binding_.rank)) {
+  stats_.rank = binding_.rank;
+  stats_.device = binding_.rank_devices.at(binding_.rank);
+  SC_THREAD(run);
+}
+
+void VectorCore::end_of_elaboration() {
+  tlm::tlm_generic_payload probe;
+  tlm::tlm_dmi dmi;
+  probe.set_address(0);
+  if (to_ub->get_direct_mem_ptr(probe, dmi)) ub_data_ = dmi.get_dmi_ptr();
+}
+
+void VectorCore::run() {
+  if (launch_offset_ > sc_core::SC_ZERO_TIME) sc_core::wait(launch_offset_);
+  stats_.start_ps = sc_time_stamp().value();
+  try {
+    binding_.body(*this);
+  } catch (const std::exception& error) {
+    failure_ = "rank " + std::to_string(rank()) + ": " + error.what();
+    sc_core::sc_stop();
+    return;
+  }
+  stats_.finish_ps = sc_time_stamp().value();
+  stats_.finished = true;
+  if (sink_ != nullptr) sink_->record_text(phase_var_, stats_.finish_ps, "done");
+}
+
+RoundRecord& VectorCore::round() {
+  if (stats_.rounds.empty()) begin_round("kernel");
+  return stats_.rounds.back();
+}
+
+void VectorCore::begin_round(const char* phase) {
+  RoundRecord next;
+  next.round = static_cast<int>(stats_.rounds.size());
+  next.phase = phase;
+  next.start_ps = sc_time_stamp().value();
+  stats_.rounds.push_back(next);
+  if (sink_ != nullptr) {
+    sink_->record_text(phase_var_, next.start_ps, phase);
+    sink_->record(round_var_, next.start_ps, next.round);
+  }
+}
+
+void VectorCore::spend(const sc_time& span, std::uint64_t RoundRecord::*bucket) {
+  round().*bucket += span.value();
+  if (span > sc_core::SC_ZERO_TIME) sc_core::wait(span);
+}
+
+void VectorCore::log(const std::string& line) {
+  if (record_schedule_) schedule_.push_back("rank " + std::to_string(rank()) + " " + line);
+}
+
+Tensor VectorCore::input() const {
+  const TensorInfo& t = binding_.memory->tensors.at(0);
+  return {0, t.elements, t.dtype};
+}
+
+Tensor VectorCore::output() const {
+  const TensorInfo& t = binding_.memory->tensors.at(1);
+  return {1, t.elements, t.dtype};
+}
+
+Tensor VectorCore::window(const std::string& name) const {
+  const auto& tensors = binding_.memory->tensors;
+  for (std::size_t i = 2; i < tensors.size(); ++i) {
+    if (tensors[i].name == name)
+      return {static_cast<int>(i), tensors[i].elements, tensors[i].dtype};
+  }
+  throw InputError("the kernel asked for a window '" + name + "' that its layout does not declare");
+}
+
+Signal VectorCore::signal(const std::string& name) const {
+  const auto& signals = binding_.memory->signals;
+  for (std::size_t i = 0; i < signals.size(); ++i) {
+    if (signals[i].name == name) return {static_cast<int>(i), signals[i].rows, signals[i].cols};
+  }
+  throw InputError("the kernel asked for a signal '" + name + "' that its layout does not declare");
+}
+
+const TensorInfo& VectorCore::tensor_info(const Tensor& tensor) const {
+  return binding_.memory->tensors.at(static_cast<std::size_t>(tensor.id));
+}
+
+const SignalInfo& VectorCore::signal_info(const Signal& signal, int row, int col) const {
+  const SignalInfo& info = binding_.memory->signals.at(static_cast<std::size_t>(signal.id));
+  if (row < 0 || row >= info.rows || col < 0 || col >= info.cols) {
+    throw InputError("signal cell [" + std::to_string(row) + "," + std::to_string(col) +
+                     "] is outside the signal '" + info.name + "' of shape [" +
+                     std::to_string(info.rows) + "," + std::to_string(info.cols) + "]");
+  }
+  return info;
+}
+
+int VectorCore::peer_device(int peer) const {
+  if (peer < 0 || peer >= ranks()) {
+    throw InputError("peer " + std::to_string(peer) +
+                     " is not a rank (P = " + std::to_string(ranks()) + ")");
+  }
+  return binding_.rank_devices[static_cast<std::size_t>(peer)];
+}
+
+Tile VectorCore::alloc(std::uint64_t elements, DType dtype) {
+  return {ub_.allocate(elements * dtype_bytes(dtype)), elements, dtype};
+}
+
+void VectorCore::release(const Tile& tile) {
+  ub_.release(tile.offset);
+}
+
+Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction direction,
+                                    const Tile& tile, const Tensor& tensor, int peer,
+                                    std::uint64_t offset, std::uint64_t count, bool atomic_add) {
+  const TensorInfo& info = tensor_info(tensor);
+  if (offset > info.elements || count > info.elements - offset || count > tile.elements) {
+    std::ostringstream message;
+    message << op << " of " << count << " elements at offset " << offset << " does not fit "
+            << info.name << " (" << info.elements << " elements) or the tile (" << tile.elements
+            << " elements)";
+    throw InputError(message.str());
+  }
+  const std::size_t element_bytes = dtype_bytes(info.dtype);
+  const std::uint64_t bytes = count * element_bytes;
+  const int device = peer_device(peer);
+  DmaEngine::Request request{
+      direction,   global_address(device, info.address + offset * element_bytes),
+      tile.offset, bytes,
+      atomic_add,  info.dtype};
+  const bool remote = peer != rank();
+  if (remote) {
+    (direction == DmaEngine::Direction::ToUb ? stats_.remote_read_bytes
+                                             : stats_.remote_write_bytes) += bytes;
+    round().remote_bytes += bytes;
+  } else {
+    stats_.local_bytes += bytes;
+  }
+  round().bytes += bytes;
+  ++stats_.transfers;
+  if (record_schedule_) {
+    std::ostringstream line;
+    line << op << " peer=" << peer << " " << info.name << "[" << offset << "] bytes=" << bytes;
+    if (atomic_add) line << " atomic_add";
+    log(line.str());
+  }
+  return {dma_.submit(request)};
+}
+
+void VectorCore::load(const Tile& dst, const Tensor& src, std::uint64_t offset,
+                      std::uint64_t count) {
+  sync(start_transfer("load", DmaEngine::Direction::ToUb, dst, src, rank(), offset, count, false));
+}
+
+void VectorCore::store(const Tile& src, const Tensor& dst, std::uint64_t offset,
+                       std::uint64_t count) {
+  sync(start_transfer("store", DmaEngine::Direction::FromUb, src, dst, rank(), offset, count,
+                      false));
+}
+
+Transfer VectorCore::remote_load_async(const Tile& dst, const Tensor& window, int peer,
+                                       std::uint64_t offset, std::uint64_t count) {
+  return start_transfer("remote_load", DmaEngine::Direction::ToUb, dst, window, peer, offset, count,
+                        false);
+}
+
+Transfer VectorCore::remote_store_async(const Tile& src, const Tensor& window, int peer,
+                                        std::uint64_t offset, std::uint64_t count, StoreOp op) {
+  return start_transfer("remote_store", DmaEngine::Direction::FromUb, src, window, peer, offset,
+                        count, op == StoreOp::AtomicAdd);
+}
+
+void VectorCore::sync(const Transfer& transfer) {
+  const sc_time begin = sc_time_stamp();
+  while (!dma_.done(transfer.id)) sc_core::wait(dma_.completed());
+  round().transfer_ps += (sc_time_stamp() - begin).value();
+}
+
+void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count) {
+  if (count > acc.elements || count > other.elements || acc.dtype != other.dtype) {
+    throw InputError("reduce of " + std::to_string(count) + " elements does not fit its tiles");
+  }
+  const std::uint64_t bytes = count * dtype_bytes(acc.dtype);
+  ++stats_.reduces;
+  log("reduce " + std::string(to_string(problem().op)) + " bytes=" + std::to_string(bytes));
+  spend(
+      reduce_startup_ + clock_.cycles(static_cast<double>(bytes) / config_.vector_bytes_per_cycle),
+      &RoundRecord::reduce_ps);
+  if (ub_data_ != nullptr) {
+    reduce_elements(problem().op, acc.dtype, ub_data_ + acc.offset, ub_data_ + other.offset, count);
+  }
+}
+
+void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::int32_t value,
+                        NotifyOp op) {
+  const SignalInfo& info = signal_info(signal, row, col);
+  const int device = peer_device(peer);
+  ++stats_.notifies;
+  log("notify peer=" + std::to_string(peer) + " " + info.name + "[" + std::to_string(row) + "," +
+      std::to_string(col) + "] " + to_string(op) + " " + std::to_string(value));
+  // Pipe barrier, cache-line flush and the atomic's issue, before the write leaves the core.
+  spend(notify_cost_, &RoundRecord::barrier_ps);
+  tlm::tlm_generic_payload trans;
+  auto* atomic = new AtomicWrite;
+  atomic->kind =
+      op == NotifyOp::AtomicAdd ? AtomicWrite::Kind::SignalAdd : AtomicWrite::Kind::SignalSet;
+  trans.set_extension(atomic);
+  trans.set_command(tlm::TLM_WRITE_COMMAND);
+  trans.set_address(
+      global_address(device, info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col)));
+  trans.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+  trans.set_data_length(sizeof value);
+  trans.set_streaming_width(sizeof value);
+  sc_time delay = sc_core::SC_ZERO_TIME;
+  to_noc->b_transport(trans, delay);  // posted: lands at the peer after the path latency
+  if (!trans.is_response_ok()) throw InputError("notify to an address outside the peer's memory");
+}
+
+void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) {
+  const SignalInfo& info = signal_info(signal, row, col);
+  const std::uint64_t address =
+      info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col);
+  ++stats_.waits;
+  log("wait " + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
+      to_string(cmp) + " " + std::to_string(expected));
+  const sc_time begin = sc_time_stamp();
+  auto satisfied = [&] {
+    const std::int32_t value = gm_.read_cell(address);
+    return cmp == WaitCmp::Eq ? value == expected : value >= expected;
+  };
+  // Poll k looks at the cell at begin + k * period and answers one period later. Between
+  // looks the core sleeps until some cell changes, then skips to the next look.
+  std::uint64_t look = 0;
+  while (!satisfied()) {
+    blocked_ = {true, info.name, row, col, expected, to_string(cmp), sc_time_stamp().value()};
+    sc_core::wait(gm_.signal_written());
+    const std::uint64_t elapsed = (sc_time_stamp() - begin).value();
+    const std::uint64_t period = poll_period_.value();
+    look = period == 0 ? 0 : (elapsed + period - 1) / period;
+    const sc_time next_look = begin + sc_time::from_value(look * period);
+    if (next_look > sc_time_stamp()) sc_core::wait(next_look - sc_time_stamp());
+  }
+  blocked_.blocked = false;
+  stats_.polls += look + 1;
+  const sc_time answered = begin + sc_time::from_value((look + 1) * poll_period_.value());
+  round().barrier_ps += (sc_time_stamp() - begin).value();
+  spend(answered - sc_time_stamp() + invalidate_cost_, &RoundRecord::barrier_ps);
+}
+
+void VectorCore::trace(TraceSink* sink, const std::string& scope) {
+  sink_ = sink;
+  phase_var_ = sink->declare(scope, "phase", 64, TraceSink::Kind::Text);
+  round_var_ = sink->declare(scope, "round", 16, TraceSink::Kind::Value);
+  sink->record_text(phase_var_, 0, "launch");
+  sink->record(round_var_, 0, 0);
+}
+
+}  // namespace ars

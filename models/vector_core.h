@@ -1,0 +1,113 @@
+// One AI vector core running one rank's kernel. It executes the kernel vocabulary (Rank) on
+// the device's hardware: DMA transfers through its engine, reduces on its vector unit, signal
+// notifies as posted atomic writes through the interconnect, and waits as polling of its own
+// cell that costs a poll period per look but is woken by events, not a simulated busy loop.
+// It knows nothing about which kernel it runs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "kernels/api.h"
+#include "models/clock.h"
+#include "models/dma_engine.h"
+#include "models/global_memory.h"
+#include "models/memory_map.h"
+#include "models/platform_config.h"
+#include "models/rank_stats.h"
+#include "models/trace_sink.h"
+#include "models/unified_buffer.h"
+
+namespace ars {
+
+using KernelBody = std::function<void(Rank&)>;
+
+class VectorCore : public sc_core::sc_module, public Rank {
+ public:
+  tlm_utils::simple_initiator_socket<VectorCore> to_noc;  // scalar accesses: signal cells
+  tlm_utils::simple_initiator_socket<VectorCore> to_ub;   // the vector unit's operands (DMI)
+
+  struct Binding {
+    int rank;
+    std::vector<int> rank_devices;  // device of every rank
+    const Problem* problem;
+    const MemoryMap* memory;
+    KernelBody body;
+  };
+  VectorCore(sc_core::sc_module_name name, const PlatformConfig& config, Binding binding,
+             UnifiedBuffer& ub, DmaEngine& dma, GlobalMemory& gm);
+  SC_HAS_PROCESS(VectorCore);
+
+  const RankStats& stats() const { return stats_; }
+  const BlockedWait& blocked() const { return blocked_; }
+  const std::string& failure() const { return failure_; }
+  const std::vector<std::string>& schedule() const { return schedule_; }
+  void record_schedule(bool on) { record_schedule_ = on; }
+  void trace(TraceSink* sink, const std::string& scope);
+
+  // Rank
+  int rank() const override { return binding_.rank; }
+  int ranks() const override { return static_cast<int>(binding_.rank_devices.size()); }
+  const Problem& problem() const override { return *binding_.problem; }
+  Tensor input() const override;
+  Tensor output() const override;
+  Tensor window(const std::string& name) const override;
+  Signal signal(const std::string& name) const override;
+  Tile alloc(std::uint64_t elements, DType dtype) override;
+  void release(const Tile& tile) override;
+  void load(const Tile& dst, const Tensor& src, std::uint64_t offset, std::uint64_t count) override;
+  void store(const Tile& src, const Tensor& dst, std::uint64_t offset,
+             std::uint64_t count) override;
+  Transfer remote_load_async(const Tile& dst, const Tensor& window, int peer, std::uint64_t offset,
+                             std::uint64_t count) override;
+  Transfer remote_store_async(const Tile& src, const Tensor& window, int peer, std::uint64_t offset,
+                              std::uint64_t count, StoreOp op) override;
+  void sync(const Transfer& transfer) override;
+  void reduce(const Tile& acc, const Tile& other, std::uint64_t count) override;
+  void notify(const Signal& signal, int peer, int row, int col, std::int32_t value,
+              NotifyOp op) override;
+  void wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) override;
+  void begin_round(const char* phase) override;
+
+ private:
+  void run();
+  void end_of_elaboration() override;
+  Transfer start_transfer(const char* op, DmaEngine::Direction direction, const Tile& tile,
+                          const Tensor& tensor, int peer, std::uint64_t offset, std::uint64_t count,
+                          bool atomic_add);
+  const TensorInfo& tensor_info(const Tensor& tensor) const;
+  const SignalInfo& signal_info(const Signal& signal, int row, int col) const;
+  int peer_device(int peer) const;
+  RoundRecord& round();
+  void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
+  void log(const std::string& line);
+
+  Clock clock_;
+  const PlatformConfig& config_;
+  Binding binding_;
+  UnifiedBuffer& ub_;
+  DmaEngine& dma_;
+  GlobalMemory& gm_;
+  std::uint8_t* ub_data_ = nullptr;
+  sc_core::sc_time notify_cost_;
+  sc_core::sc_time poll_period_;
+  sc_core::sc_time invalidate_cost_;
+  sc_core::sc_time reduce_startup_;
+  sc_core::sc_time launch_offset_;
+
+  RankStats stats_;
+  BlockedWait blocked_;
+  std::string failure_;
+  bool record_schedule_ = false;
+  std::vector<std::string> schedule_;
+  TraceSink* sink_ = nullptr;
+  int phase_var_ = -1;
+  int round_var_ = -1;
+};
+
+}  // namespace ars

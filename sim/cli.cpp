@@ -1,0 +1,228 @@
+#include "sim/cli.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "kernels/registry.h"
+#include "sim/config.h"
+#include "sim/report.h"
+#include "sim/run.h"
+
+namespace ars {
+
+namespace po = boost::program_options;
+
+namespace {
+
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> devices;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    std::size_t used = 0;
+    int device = -1;
+    try {
+      device = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || device < 0) {
+      throw InputError("-d: '" + item + "' is not a device number (in '" + text + "')");
+    }
+    devices.push_back(device);
+  }
+  if (devices.empty()) throw InputError("-d: no devices given");
+  return devices;
+}
+
+DType parse_dtype(const std::string& text) {
+  if (text == "fp32" || text == "FP32") return DType::FP32;
+  if (text == "fp16" || text == "FP16") return DType::FP16;
+  throw InputError("--dtype: unknown dtype '" + text + "' (fp32 or fp16)");
+}
+
+ReduceOp parse_op(const std::string& text) {
+  std::string word;
+  for (char c : text) word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (word == "sum") return ReduceOp::Sum;
+  if (word == "max") return ReduceOp::Max;
+  if (word == "min") return ReduceOp::Min;
+  if (word == "prod") return ReduceOp::Prod;
+  throw InputError("--op: unknown reduce op '" + text + "' (sum, max, min or prod)");
+}
+
+std::pair<int, int> parse_shape(const std::string& text) {
+  int rows = 0;
+  int cols = 0;
+  char comma = 0;
+  std::istringstream in(text);
+  if (!(in >> rows >> comma >> cols) || comma != ',' || !in.eof() || rows <= 0 || cols <= 0) {
+    throw InputError("--signal-shape: '" + text + "' is not ROWS,COLS with positive numbers");
+  }
+  return {rows, cols};
+}
+
+// Refuses an output path that cannot be written, before anything runs.
+void check_writable(const std::string& option, const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return;
+  std::error_code error;
+  const fs::path parent =
+      fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  if (fs::is_directory(path, error) || !fs::is_directory(parent, error) ||
+      ::access(parent.c_str(), W_OK) != 0 ||
+      (fs::exists(path, error) && ::access(path.c_str(), W_OK) != 0)) {
+    throw InputError(option + ": cannot write " + path);
+  }
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out) throw InputError("cannot write " + path);
+}
+
+std::string kernel_list() {
+  std::string text;
+  for (const KernelSpec& k : kernel_registry())
+    text += std::string("  ") + k.name + ": " + k.summary + "\n";
+  return text;
+}
+
+}  // namespace
+
+std::uint64_t parse_size(const std::string& text, DType dtype) {
+  std::size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw InputError("--size: '" + text +
+                     "' is not a size (elements, or bytes with B, KiB, MiB, GiB)");
+  }
+  const std::string unit = text.substr(used);
+  double scale = 0;
+  if (unit.empty()) scale = 1;
+  if (unit == "B") scale = 1;
+  if (unit == "KiB") scale = 1024;
+  if (unit == "MiB") scale = 1024.0 * 1024;
+  if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  if (scale == 0 || !(number > 0) || number != std::floor(number) || number > 1e15) {
+    throw InputError(
+        "--size: '" + text +
+        "' must be a positive whole number of elements, or of bytes with B, KiB, MiB or GiB");
+  }
+  const auto value = static_cast<std::uint64_t>(number * scale);
+  if (unit.empty()) return value;
+  if (value % dtype_bytes(dtype) != 0) {
+    throw InputError("--size: " + text + " is not a whole number of " + to_string(dtype) +
+                     " elements");
+  }
+  return value / dtype_bytes(dtype);
+}
+
+int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  std::string vcd_path;
+  try {
+    PlatformConfig cli_platform;  // receives nothing: platform keys are applied over the file
+    po::options_description run("Run options");
+    run.add_options()("help,h", "show this help")(
+        "platform,p", po::value<std::string>()->default_value("a2a3"),
+        "platform: a name in configs/ (a2a3, ring8, switch16; a2a3sim = a2a3) or an INI path")(
+        "devices,d", po::value<std::string>()->default_value("0,1,2,3"),
+        "devices taking part, comma-separated; P = their count")(
+        "kernel,k", po::value<std::string>()->default_value("mesh"), "kernel to run (see below)")(
+        "op", po::value<std::string>()->default_value("sum"), "reduce op: sum, max, min, prod")(
+        "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
+        "size", po::value<std::string>()->default_value("64"),
+        "per rank: elements, or bytes with a B/KiB/MiB/GiB suffix")(
+        "mode", po::value<std::string>()->default_value("mesh"),
+        "the builtin's algorithm: mesh or ring")("repeat", po::value<int>()->default_value(1),
+                                                 "allreduce calls in one kernel")(
+        "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
+        "json", po::value<std::string>(), "write the run as JSON to FILE")(
+        "vcd", po::value<std::string>(), "write a VCD waveform (1 ns unit) to FILE")(
+        "dump-schedule", po::value<std::string>(),
+        "write every rank's executed operations to FILE")(
+        "timing-only", "move no payload bytes (no golden check): for large scale studies")(
+        "max-sim-time", po::value<double>()->default_value(1e10),
+        "stop a run that has not finished after this many simulated ns")(
+        "print-config", "print the platform's resolved configuration as INI and exit");
+    po::options_description all;
+    all.add(run).add(platform_options(cli_platform));
+
+    po::variables_map vm;
+    try {
+      po::store(po::parse_command_line(argc, argv, all), vm);
+      po::notify(vm);
+    } catch (const po::error& e) {
+      throw InputError(e.what());
+    }
+    if (vm.count("help")) {
+      out << "allreduce-sim: a timed SystemC/TLM simulator of allreduce on Ascend-class devices\n\n"
+          << "usage: allreduce-sim [-p PLATFORM] [-d 0,1,2,3] [--kernel K] [--op OP] [--dtype T]\n"
+          << "                     [--size N|NKiB|NMiB] [--json FILE] [--vcd FILE] [platform "
+             "keys]\n\n"
+          << all << "\nKernels:\n"
+          << kernel_list()
+          << "\nExit codes: 0 correct (last line OK), 1 wrong result or a run that cannot finish\n"
+          << "(deadlock, time limit), 2 bad input.\n";
+      return 0;
+    }
+
+    RunRequest request;
+    request.platform = load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
+    if (vm.count("print-config")) {
+      out << to_ini(request.platform);
+      return 0;
+    }
+    request.devices = parse_devices(vm["devices"].as<std::string>());
+    request.kernel = vm["kernel"].as<std::string>();
+    find_kernel(request.kernel);
+    Problem& problem = request.problem;
+    problem.dtype = parse_dtype(vm["dtype"].as<std::string>());
+    problem.op = parse_op(vm["op"].as<std::string>());
+    problem.elements = parse_size(vm["size"].as<std::string>(), problem.dtype);
+    problem.mode = vm["mode"].as<std::string>();
+    if (problem.mode != "mesh" && problem.mode != "ring") {
+      throw InputError("--mode: unknown mode '" + problem.mode + "' (mesh or ring)");
+    }
+    problem.repeat = vm["repeat"].as<int>();
+    if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");
+    if (vm.count("signal-shape"))
+      problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());
+    request.timing_only = vm.count("timing-only") > 0;
+    request.max_sim_time_ns = vm["max-sim-time"].as<double>();
+    if (!(request.max_sim_time_ns > 0) || request.max_sim_time_ns > 1e15) {
+      throw InputError("--max-sim-time: must be a positive number of ns up to 1e15");
+    }
+    const std::string json_path = vm.count("json") ? vm["json"].as<std::string>() : "";
+    const std::string schedule_path =
+        vm.count("dump-schedule") ? vm["dump-schedule"].as<std::string>() : "";
+    check_writable("--json", json_path);
+    check_writable("--dump-schedule", schedule_path);
+    if (vm.count("vcd")) {
+      check_writable("--vcd", vm["vcd"].as<std::string>());
+      request.vcd_path = vcd_path = vm["vcd"].as<std::string>();
+    }
+    request.record_schedule = !schedule_path.empty();
+
+    const RunResult result = run_allreduce(request);
+    print_report(out, result);
+    if (!json_path.empty()) write_file(json_path, to_json(result));
+    if (!schedule_path.empty()) write_file(schedule_path, schedule_text(result));
+    return result.completed && (result.correct || !result.checked) ? 0 : 1;
+  } catch (const InputError& e) {
+    if (!vcd_path.empty()) std::remove(vcd_path.c_str());
+    err << "allreduce-sim: error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace ars

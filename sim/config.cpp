@@ -1,0 +1,228 @@
+#include "sim/config.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "kernels/api.h"
+
+namespace ars {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// Enumerations are read as words and checked in validate-time conversions below.
+struct EnumFields {
+  std::string topology = "full_mesh";
+  std::string forwarding = "cut_through";
+};
+
+// One table drives the options, validation and INI output, so no key is listed twice.
+struct Key {
+  const char* name;
+  const char* help;
+  std::function<void(po::options_description&, PlatformConfig&)> add;
+  std::function<std::string(const PlatformConfig&)> show;
+  std::function<void(const PlatformConfig&)> check;
+};
+
+std::string format(double v) {
+  std::ostringstream out;
+  out.precision(10);
+  out << v;
+  return out.str();
+}
+
+void require(bool ok, const std::string& key, const std::string& what, const std::string& value) {
+  if (!ok) throw InputError("config key '" + key + "' = " + value + ": " + what);
+}
+
+template <typename Field>
+Key number(const char* name, const char* help, Field PlatformConfig::*field, double minimum,
+           double maximum, bool positive) {
+  return {name, help,
+          [name, help, field](po::options_description& d, PlatformConfig& c) {
+            d.add_options()(name, po::value<Field>(&(c.*field))->default_value(c.*field), help);
+          },
+          [field](const PlatformConfig& c) { return format(static_cast<double>(c.*field)); },
+          [name, field, minimum, maximum, positive](const PlatformConfig& c) {
+            const double v = static_cast<double>(c.*field);
+            const std::string shown = format(v);
+            require(std::isfinite(v), name, "must be a finite number", shown);
+            require(!positive || v > 0, name, "must be greater than zero", shown);
+            require(v >= minimum, name, "must be at least " + format(minimum), shown);
+            require(v <= maximum, name, "must be at most " + format(maximum), shown);
+          }};
+}
+
+constexpr double kHuge = 1e12;
+
+std::vector<Key> keys() {
+  using C = PlatformConfig;
+  return {
+      {"platform.name", "platform name shown in reports",
+       [](po::options_description& d, C& c) {
+         d.add_options()("platform.name", po::value<std::string>(&c.name)->default_value(c.name),
+                         "platform name shown in reports");
+       },
+       [](const C& c) { return c.name; }, [](const C&) {}},
+      number("platform.clock_GHz", "core clock (cycles below are of this clock)", &C::clock_GHz,
+             0.001, 100, true),
+      number("platform.devices", "devices in the topology", &C::devices, 1, 4096, true),
+      {"platform.topology", "full_mesh | ring | switch",
+       [](po::options_description& d, C&) {
+         d.add_options()("platform.topology", po::value<std::string>(),
+                         "full_mesh | ring | switch");
+       },
+       [](const C& c) { return std::string(to_string(c.topology)); }, [](const C&) {}},
+      number("ub.physical_bytes", "unified buffer size of a vector core", &C::ub_physical_bytes, 32,
+             1 << 30, true),
+      number("ub.usable_bytes", "unified buffer bytes a kernel may allocate", &C::ub_usable_bytes,
+             32, 1 << 30, true),
+      number("ub.alignment_bytes", "tile alignment", &C::ub_alignment_bytes, 1, 4096, true),
+      number("vector.startup_cycles", "vector op start-up", &C::vector_startup_cycles, 0, kHuge,
+             false),
+      number("vector.bytes_per_cycle", "vector op throughput", &C::vector_bytes_per_cycle, 1e-6,
+             kHuge, true),
+      number("gm.read_latency_cycles", "global memory read latency", &C::gm_read_latency_cycles, 0,
+             kHuge, false),
+      number("gm.write_latency_cycles", "global memory write latency", &C::gm_write_latency_cycles,
+             0, kHuge, false),
+      number("gm.bandwidth_GBps", "global memory bandwidth of a device", &C::gm_bandwidth_GBps,
+             1e-6, kHuge, true),
+      number("dma.queues", "DMA transfers a device drives at once", &C::dma_queues, 1, 1024, true),
+      number("dma.setup_cycles", "DMA set-up per transfer", &C::dma_setup_cycles, 0, kHuge, false),
+      number("dma.mte2_bytes_per_cycle", "MTE2 rate, own GM -> UB", &C::dma_mte2_bytes_per_cycle,
+             1e-6, kHuge, true),
+      number("dma.mte3_bytes_per_cycle", "MTE3 rate, UB -> own GM", &C::dma_mte3_bytes_per_cycle,
+             1e-6, kHuge, true),
+      number("dma.remote_bytes_per_cycle", "rate of one DMA queue to or from a peer window",
+             &C::dma_remote_bytes_per_cycle, 1e-6, kHuge, true),
+      number("dma.burst_bytes", "bytes per DMA burst (one TLM transaction)", &C::dma_burst_bytes,
+             32, 1 << 24, true),
+      number("dma.full_rate_alignment", "GM alignment for the full DMA rate",
+             &C::dma_full_rate_alignment, 1, 1 << 20, true),
+      number("dma.misaligned_rate_factor", "rate factor for GM addresses not so aligned",
+             &C::dma_misaligned_rate_factor, 1e-6, 1, true),
+      number("link.bandwidth_GBps", "bandwidth of each link direction", &C::link_bandwidth_GBps,
+             1e-6, kHuge, true),
+      number("link.latency_ns", "latency of each link", &C::link_latency_ns, 0, kHuge, false),
+      {"switch.forwarding", "cut_through | store_and_forward (switch topology)",
+       [](po::options_description& d, C&) {
+         d.add_options()("switch.forwarding", po::value<std::string>(),
+                         "cut_through | store_and_forward (switch topology)");
+       },
+       [](const C& c) { return std::string(to_string(c.switch_forwarding)); }, [](const C&) {}},
+      number("switch.latency_ns", "latency added by the switch", &C::switch_latency_ns, 0, kHuge,
+             false),
+      number("sync.notify_cycles", "issue cost of a notify's atomic", &C::notify_cycles, 0, kHuge,
+             false),
+      number("sync.poll_period_cycles", "period of a wait's polling", &C::poll_period_cycles, 0,
+             kHuge, false),
+      number("sync.cache_flush_cycles", "cache-line flush before a notify", &C::cache_flush_cycles,
+             0, kHuge, false),
+      number("sync.cache_invalidate_cycles", "whole-cache invalidate after a wait",
+             &C::cache_invalidate_cycles, 0, kHuge, false),
+      number("sync.pipe_barrier_cycles", "full pipe barrier before a notify",
+             &C::pipe_barrier_cycles, 0, kHuge, false),
+      number("launch.offset_cycles", "kernel launch offset per rank (rank r starts r times late)",
+             &C::launch_offset_cycles, 0, kHuge, false),
+  };
+}
+
+Topology parse_topology(const std::string& word) {
+  if (word == "full_mesh") return Topology::FullMesh;
+  if (word == "ring") return Topology::Ring;
+  if (word == "switch") return Topology::Switch;
+  throw InputError("config key 'platform.topology' = " + word +
+                   ": must be full_mesh, ring or switch");
+}
+
+Forwarding parse_forwarding(const std::string& word) {
+  if (word == "cut_through") return Forwarding::CutThrough;
+  if (word == "store_and_forward") return Forwarding::StoreAndForward;
+  throw InputError("config key 'switch.forwarding' = " + word +
+                   ": must be cut_through or store_and_forward");
+}
+
+}  // namespace
+
+po::options_description platform_options(PlatformConfig& config) {
+  po::options_description options("Platform keys (INI sections and keys; also options)");
+  for (const Key& key : keys()) key.add(options, config);
+  return options;
+}
+
+std::string resolve_platform_path(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  if (name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".ini") {
+    return name_or_path;
+  }
+  const std::string name = name_or_path == "a2a3sim" ? "a2a3" : name_or_path;
+  const char* dir = std::getenv("ARS_CONFIG_DIR");
+  return std::string(dir != nullptr ? dir : ARS_CONFIG_DIR) + "/" + name + ".ini";
+}
+
+PlatformConfig load_platform(const std::string& path, const po::variables_map& overrides) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::exists(path, error)) throw InputError("config file not found: " + path);
+  if (fs::is_directory(path, error)) throw InputError("config path is a directory: " + path);
+  std::ifstream in(path);
+  if (!in) throw InputError("config file cannot be read: " + path);
+
+  PlatformConfig config;
+  po::options_description options = platform_options(config);
+  po::variables_map values;
+  try {
+    po::store(po::parse_config_file(in, options, false), values);
+    // Command-line values were stored first in `overrides`; they take precedence.
+    for (const auto& [key, value] : overrides) {
+      if (options.find_nothrow(key, false) == nullptr || value.defaulted()) continue;
+      values.erase(key);
+      values.insert({key, value});
+    }
+    po::notify(values);
+  } catch (const po::error& e) {
+    throw InputError("config file " + path + ": " + e.what());
+  }
+  if (values.count("platform.topology")) {
+    config.topology = parse_topology(values["platform.topology"].as<std::string>());
+  }
+  if (values.count("switch.forwarding")) {
+    config.switch_forwarding = parse_forwarding(values["switch.forwarding"].as<std::string>());
+  }
+  validate(config);
+  return config;
+}
+
+void validate(const PlatformConfig& config) {
+  for (const Key& key : keys()) key.check(config);
+  if (config.ub_usable_bytes > config.ub_physical_bytes) {
+    throw InputError("config key 'ub.usable_bytes' = " + std::to_string(config.ub_usable_bytes) +
+                     ": must not exceed ub.physical_bytes (" +
+                     std::to_string(config.ub_physical_bytes) + ")");
+  }
+}
+
+std::string to_ini(const PlatformConfig& config) {
+  std::ostringstream out;
+  std::string section;
+  for (const Key& key : keys()) {
+    const std::string name = key.name;
+    const std::string head = name.substr(0, name.find('.'));
+    if (head != section) {
+      out << (section.empty() ? "" : "\n") << "[" << head << "]\n";
+      section = head;
+    }
+    out << name.substr(name.find('.') + 1) << " = " << key.show(config) << "  # " << key.help
+        << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace ars

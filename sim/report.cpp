@@ -1,0 +1,135 @@
+#include "sim/report.h"
+
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace ars {
+
+namespace {
+
+double ps_to_ns(std::uint64_t ps) {
+  return static_cast<double>(ps) / 1000.0;
+}
+
+}  // namespace
+
+void print_report(std::ostream& out, const RunResult& result) {
+  const RunRequest& q = result.request;
+  const Problem& p = q.problem;
+  out << "allreduce-sim: kernel " << q.kernel << " (mode " << p.mode << ") on " << q.platform.name
+      << " (" << to_string(q.platform.topology) << ", " << q.platform.dma_queues << " DMA queue"
+      << (q.platform.dma_queues == 1 ? "" : "s") << "), P = " << p.ranks << ", " << p.elements
+      << " x " << to_string(p.dtype) << " (" << p.bytes() << " B) per rank, op " << to_string(p.op)
+      << "\n\n";
+
+  out << std::fixed << std::setprecision(3);
+  out << "rank  device  remote_read_B  remote_write_B  notifies  waits  polls   start_ns       "
+         "finish_ns\n";
+  for (const RankStats& s : result.ranks) {
+    out << std::setw(4) << s.rank << std::setw(8) << s.device << std::setw(15)
+        << s.remote_read_bytes << std::setw(16) << s.remote_write_bytes << std::setw(10)
+        << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls << std::setw(11)
+        << ps_to_ns(s.start_ps) << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
+        << (s.finished ? "" : "  (blocked)") << "\n";
+  }
+  out << "\nrank  round  phase          start_ns    barrier_ns   transfer_ns     reduce_ns         "
+         "bytes  remote_bytes\n";
+  for (const RankStats& s : result.ranks) {
+    for (const RoundRecord& r : s.rounds) {
+      out << std::setw(4) << s.rank << std::setw(7) << r.round << "  " << std::left << std::setw(12)
+          << r.phase << std::right << std::setw(11) << ps_to_ns(r.start_ps) << std::setw(14)
+          << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps) << std::setw(14)
+          << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14) << r.remote_bytes
+          << "\n";
+    }
+  }
+  out << "\n";
+  if (result.completed) out << "device time: " << result.device_time_ns << " ns\n";
+  out << std::setprecision(3) << "simulation: " << result.simulated_operations << " operations in "
+      << result.wall_seconds << " s wall (" << std::setprecision(0)
+      << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
+      << " operations/s)\n";
+  out << std::setprecision(6) << std::defaultfloat;
+  if (!result.completed) {
+    out << result.failure << "\nFAILED\n";
+    return;
+  }
+  if (!result.checked) {
+    out << "timing only: no payload moved, result not checked\n";
+    return;
+  }
+  if (!result.correct) {
+    out << "wrong result: " << result.mismatch_count << " elements differ from the golden (rtol "
+        << result.rtol << ", atol " << result.atol << ")\n";
+    for (const Mismatch& m : result.mismatches) {
+      out << "  rank " << m.rank << " y[" << m.index << "] = " << m.got << ", expected "
+          << m.expected << "\n";
+    }
+    out << "FAILED\n";
+    return;
+  }
+  out << "OK\n";
+}
+
+std::string to_json(const RunResult& result) {
+  using nlohmann::ordered_json;
+  const RunRequest& q = result.request;
+  const Problem& p = q.problem;
+  ordered_json j;
+  j["kernel"] = q.kernel;
+  j["mode"] = p.mode;
+  j["platform"] = q.platform.name;
+  j["P"] = p.ranks;
+  j["devices"] = q.devices;
+  j["dtype"] = to_string(p.dtype);
+  j["op"] = to_string(p.op);
+  j["elements"] = p.elements;
+  j["bytes_per_rank"] = p.bytes();
+  j["dma_queues"] = q.platform.dma_queues;
+  j["device_time_ns"] = result.device_time_ns;
+  j["completed"] = result.completed;
+  j["checked"] = result.checked;
+  j["correct"] = result.correct;
+  if (!result.completed) j["failure"] = result.failure;
+  j["mismatches"] = result.mismatch_count;
+  j["ranks"] = ordered_json::array();
+  j["rounds"] = ordered_json::array();
+  for (const RankStats& s : result.ranks) {
+    j["ranks"].push_back({{"rank", s.rank},
+                          {"device", s.device},
+                          {"remote_read_bytes", s.remote_read_bytes},
+                          {"remote_write_bytes", s.remote_write_bytes},
+                          {"local_bytes", s.local_bytes},
+                          {"notifies", s.notifies},
+                          {"waits", s.waits},
+                          {"polls", s.polls},
+                          {"transfers", s.transfers},
+                          {"reduces", s.reduces},
+                          {"start_ns", ps_to_ns(s.start_ps)},
+                          {"finish_ns", ps_to_ns(s.finish_ps)},
+                          {"finished", s.finished}});
+    for (const RoundRecord& r : s.rounds) {
+      j["rounds"].push_back({{"rank", s.rank},
+                             {"round", r.round},
+                             {"phase", r.phase},
+                             {"start_ns", ps_to_ns(r.start_ps)},
+                             {"barrier_ns", ps_to_ns(r.barrier_ps)},
+                             {"transfer_ns", ps_to_ns(r.transfer_ps)},
+                             {"reduce_ns", ps_to_ns(r.reduce_ps)},
+                             {"bytes", r.bytes},
+                             {"remote_bytes", r.remote_bytes}});
+    }
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string schedule_text(const RunResult& result) {
+  std::ostringstream out;
+  for (const std::string& line : result.schedule) out << line << "\n";
+  return out.str();
+}
+
+}  // namespace ars

@@ -1,0 +1,163 @@
+#include "sim/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+#include "kernels/elementwise.h"
+#include "kernels/registry.h"
+#include "models/clock.h"
+#include "models/platform.h"
+#include "sim/vcd_writer.h"
+
+namespace ars {
+
+namespace {
+
+constexpr std::size_t kMismatchesKept = 8;
+
+// A fixed integer hash keeps inputs identical on every machine and run.
+std::uint32_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb33fca6b1a85ULL;
+  x ^= x >> 33;
+  return static_cast<std::uint32_t>(x);
+}
+
+void check_problem(const RunRequest& request) {
+  const Problem& p = request.problem;
+  if (p.elements == 0) throw InputError("size must be at least one element");
+  if (p.ranks < 1) throw InputError("at least one device is needed");
+  for (std::size_t i = 0; i < request.devices.size(); ++i) {
+    const int d = request.devices[i];
+    if (d < 0 || d >= request.platform.devices) {
+      throw InputError("device " + std::to_string(d) + " is not in the topology of " +
+                       std::to_string(request.platform.devices) + " devices");
+    }
+    if (std::count(request.devices.begin(), request.devices.end(), d) > 1) {
+      throw InputError("device " + std::to_string(d) + " is listed twice in -d");
+    }
+  }
+}
+
+}  // namespace
+
+double input_value(const Problem& problem, int rank, std::uint64_t index) {
+  const std::uint32_t h = mix((static_cast<std::uint64_t>(rank) << 40) ^ index);
+  if (problem.op == ReduceOp::Prod) {
+    // Near one, so products over many ranks neither overflow nor vanish: 0.75 .. 1.25.
+    return 0.75 + static_cast<double>(h % 33) / 64.0;
+  }
+  // Multiples of 1/64 in [-2, 2): sums over up to 64 ranks are exact even in FP16.
+  return static_cast<double>(static_cast<int>(h % 256) - 128) / 64.0;
+}
+
+RunResult run_allreduce(const RunRequest& request) {
+  check_problem(request);
+  const KernelSpec& kernel = find_kernel(request.kernel);
+  Problem problem = request.problem;
+  problem.ranks = static_cast<int>(request.devices.size());
+  const Layout layout = kernel.layout(problem);
+
+  RunResult result;
+  result.request = request;
+  result.request.problem = problem;
+  result.rtol = problem.dtype == DType::FP32 ? 1e-5 : 1e-2;
+  result.atol = result.rtol;
+
+  init_time_resolution();
+  std::unique_ptr<VcdWriter> vcd;
+  if (!request.vcd_path.empty()) vcd = std::make_unique<VcdWriter>(request.vcd_path);
+
+  Platform::Options options;
+  options.timing_only = request.timing_only;
+  options.record_schedule = request.record_schedule;
+  options.trace = vcd.get();
+  Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
+                    options);
+
+  const std::uint64_t n = problem.elements;
+  const std::size_t element = dtype_bytes(problem.dtype);
+  if (!request.timing_only) {
+    for (int r = 0; r < problem.ranks; ++r) {
+      std::vector<std::uint8_t> x(n * element);
+      for (std::uint64_t i = 0; i < n; ++i)
+        store_element(x.data(), problem.dtype, i, input_value(problem, r, i));
+      platform.write_tensor(r, 0, x);
+    }
+  }
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Platform::Outcome outcome = platform.run(ns(request.max_sim_time_ns));
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (vcd) vcd->close();
+
+  if (!outcome.failure.empty()) throw InputError(outcome.failure);
+  result.completed = outcome.completed;
+  result.failure = outcome.deadlock.empty() ? outcome.timeout : outcome.deadlock;
+
+  std::uint64_t first_start = UINT64_MAX;
+  std::uint64_t last_finish = 0;
+  for (int r = 0; r < problem.ranks; ++r) {
+    const VectorCore& core = platform.core(r);
+    result.ranks.push_back(core.stats());
+    const RankStats& s = result.ranks.back();
+    first_start = std::min(first_start, s.start_ps);
+    last_finish = std::max(last_finish, s.finish_ps);
+    result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
+    result.schedule.insert(result.schedule.end(), core.schedule().begin(), core.schedule().end());
+  }
+  const std::uint64_t burst = request.platform.dma_burst_bytes;
+  for (const RankStats& s : result.ranks) {
+    result.simulated_operations +=
+        (s.remote_read_bytes + s.remote_write_bytes + s.local_bytes + burst - 1) / burst;
+  }
+  if (result.completed)
+    result.device_time_ns = static_cast<double>(last_finish - first_start) / 1000.0;
+
+  if (!result.completed || request.timing_only) return result;
+
+  // Golden: the element-wise reduction over ranks (or the rank's own input for kernels that
+  // move no data), in double precision, compared with rtol/atol.
+  result.checked = true;
+  for (int r = 0; r < problem.ranks; ++r) {
+    const std::vector<std::uint8_t> y = platform.read_tensor(r, 1);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      double expected = input_value(problem, kernel.reduces ? 0 : r, i);
+      if (kernel.reduces) {
+        for (int q = 1; q < problem.ranks; ++q) {
+          const double v = input_value(problem, q, i);
+          switch (problem.op) {
+            case ReduceOp::Sum:
+              expected += v;
+              break;
+            case ReduceOp::Max:
+              expected = std::max(expected, v);
+              break;
+            case ReduceOp::Min:
+              expected = std::min(expected, v);
+              break;
+            case ReduceOp::Prod:
+              expected *= v;
+              break;
+          }
+        }
+      }
+      const double got = load_element(y.data(), problem.dtype, i);
+      if (!(std::fabs(got - expected) <= result.atol + result.rtol * std::fabs(expected))) {
+        if (result.mismatches.size() < kMismatchesKept)
+          result.mismatches.push_back({r, i, got, expected});
+        ++result.mismatch_count;
+      }
+    }
+  }
+  result.correct = result.mismatch_count == 0;
+  return result;
+}
+
+}  // namespace ars

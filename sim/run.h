@@ -1,0 +1,56 @@
+// One simulated allreduce: build the platform, give every rank real input, run the kernel,
+// check the result against the golden and collect what every rank did.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/api.h"
+#include "models/platform_config.h"
+#include "models/rank_stats.h"
+
+namespace ars {
+
+struct RunRequest {
+  PlatformConfig platform;
+  std::vector<int> devices;  // device of each rank; P = devices.size()
+  Problem problem;
+  std::string kernel = "mesh";
+  std::string vcd_path;  // empty: no waveform
+  bool record_schedule = false;
+  bool timing_only = false;  // no payload bytes, no golden check
+  double max_sim_time_ns = 1e10;
+};
+
+struct Mismatch {
+  int rank;
+  std::uint64_t index;
+  double got;
+  double expected;
+};
+
+struct RunResult {
+  RunRequest request;
+  bool completed = false;
+  bool checked = false;  // a golden comparison was made
+  bool correct = false;
+  std::string failure;               // deadlock, timeout or error report when not completed
+  std::vector<Mismatch> mismatches;  // the first few
+  std::uint64_t mismatch_count = 0;
+  std::vector<RankStats> ranks;
+  std::vector<std::string> schedule;       // one line per executed operation, rank by rank
+  double device_time_ns = 0;               // latest finish minus earliest start
+  std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations
+  double wall_seconds = 0;
+  double rtol = 0;
+  double atol = 0;
+};
+
+// Throws InputError for a problem the platform or kernel cannot take. Call once per process.
+RunResult run_allreduce(const RunRequest& request);
+
+// Deterministic input of rank `rank`, element `index`: values that make FP16 sums exact.
+double input_value(const Problem& problem, int rank, std::uint64_t index);
+
+}  // namespace ars
