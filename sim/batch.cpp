@@ -1,0 +1,159 @@
+#include "sim/batch.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/report.h"
+
+namespace ars {
+
+namespace {
+
+struct Child {
+  std::size_t index;
+  int fd;
+  std::string output;
+};
+
+// Runs in the child: one simulation, its JSON (or the error) down the pipe, then _exit.
+[[noreturn]] void run_child(const RunRequest& request, int fd) {
+  std::string message;
+  int status = 0;
+  try {
+    const RunResult result = run_allreduce(request);
+    nlohmann::json j = nlohmann::json::parse(to_json(result));
+    j["wall_seconds"] = result.wall_seconds;
+    j["simulated_operations"] = result.simulated_operations;
+    message = j.dump();
+  } catch (const std::exception& e) {
+    message = nlohmann::json{{"error", e.what()}}.dump();
+    status = 2;
+  }
+  std::size_t written = 0;
+  while (written < message.size()) {
+    const ssize_t n = ::write(fd, message.data() + written, message.size() - written);
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  std::fflush(nullptr);
+  ::_exit(status);
+}
+
+void drain(Child& child) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(child.fd, buffer, sizeof buffer);
+    if (n > 0) {
+      child.output.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(child.fd);
+}
+
+}  // namespace
+
+RunResult result_from_json(const std::string& text, const RunRequest& request) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  RunResult r;
+  r.request = request;
+  r.request.problem.ranks = j.at("P").get<int>();
+  r.completed = j.at("completed").get<bool>();
+  r.checked = j.at("checked").get<bool>();
+  r.correct = j.at("correct").get<bool>();
+  r.failure = j.value("failure", "");
+  r.mismatch_count = j.at("mismatches").get<std::uint64_t>();
+  r.device_time_ns = j.at("device_time_ns").get<double>();
+  r.wall_seconds = j.value("wall_seconds", 0.0);
+  r.simulated_operations = j.value("simulated_operations", std::uint64_t{0});
+  auto ps = [](const nlohmann::json& v) {
+    return static_cast<std::uint64_t>(v.get<double>() * 1000.0 + 0.5);
+  };
+  for (const auto& s : j.at("ranks")) {
+    RankStats rank;
+    rank.rank = s.at("rank").get<int>();
+    rank.device = s.at("device").get<int>();
+    rank.remote_read_bytes = s.at("remote_read_bytes").get<std::uint64_t>();
+    rank.remote_write_bytes = s.at("remote_write_bytes").get<std::uint64_t>();
+    rank.local_bytes = s.at("local_bytes").get<std::uint64_t>();
+    rank.notifies = s.at("notifies").get<std::uint64_t>();
+    rank.waits = s.at("waits").get<std::uint64_t>();
+    rank.polls = s.at("polls").get<std::uint64_t>();
+    rank.transfers = s.at("transfers").get<std::uint64_t>();
+    rank.reduces = s.at("reduces").get<std::uint64_t>();
+    rank.start_ps = ps(s.at("start_ns"));
+    rank.finish_ps = ps(s.at("finish_ns"));
+    rank.finished = s.at("finished").get<bool>();
+    r.ranks.push_back(rank);
+  }
+  for (const auto& o : j.at("rounds")) {
+    RoundRecord round;
+    round.round = o.at("round").get<int>();
+    round.phase = o.at("phase").get<std::string>();
+    round.start_ps = ps(o.at("start_ns"));
+    round.barrier_ps = ps(o.at("barrier_ns"));
+    round.transfer_ps = ps(o.at("transfer_ns"));
+    round.reduce_ps = ps(o.at("reduce_ns"));
+    round.bytes = o.at("bytes").get<std::uint64_t>();
+    round.remote_bytes = o.at("remote_bytes").get<std::uint64_t>();
+    const int rank = o.at("rank").get<int>();
+    r.ranks.at(static_cast<std::size_t>(rank)).rounds.push_back(round);
+  }
+  return r;
+}
+
+std::vector<BatchResult> run_batch(const std::vector<RunRequest>& requests, int jobs,
+                                   const BatchProgress& progress) {
+  std::vector<BatchResult> results(requests.size());
+  std::map<pid_t, Child> running;
+  std::size_t next = 0;
+  std::size_t done = 0;
+  jobs = std::max(1, jobs);
+  while (done < requests.size()) {
+    while (next < requests.size() && static_cast<int>(running.size()) < jobs) {
+      int fds[2];
+      if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+      std::fflush(nullptr);
+      const pid_t pid = ::fork();
+      if (pid < 0) throw std::runtime_error("fork failed");
+      if (pid == 0) {
+        ::close(fds[0]);
+        run_child(requests[next], fds[1]);
+      }
+      ::close(fds[1]);
+      running.emplace(pid, Child{next, fds[0], {}});
+      ++next;
+    }
+    // Children write at most a few hundred KiB; read the oldest to its end, then reap it.
+    auto oldest = running.begin();
+    drain(oldest->second);
+    int status = 0;
+    ::waitpid(oldest->first, &status, 0);
+    const Child& child = oldest->second;
+    BatchResult& out = results[child.index];
+    try {
+      const nlohmann::json j = nlohmann::json::parse(child.output);
+      if (j.contains("error")) {
+        out.error = j.at("error").get<std::string>();
+      } else {
+        out.result = result_from_json(child.output, requests[child.index]);
+      }
+    } catch (const nlohmann::json::exception&) {
+      out.error = "the simulation process ended abnormally (status " + std::to_string(status) + ")";
+    }
+    running.erase(oldest);
+    ++done;
+    if (progress) progress(done, requests.size());
+  }
+  return results;
+}
+
+}  // namespace ars

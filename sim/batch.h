@@ -1,0 +1,28 @@
+// Many simulations from one command (sweeps, calibration). SystemC elaborates once per
+// process, so every run happens in a forked child that sends its result back as JSON; up to
+// `jobs` children run at once. The calling process must not have elaborated anything.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/run.h"
+
+namespace ars {
+
+struct BatchResult {
+  RunResult result;   // filled when the run happened (completed or not)
+  std::string error;  // the InputError or crash of a run that could not happen
+};
+
+// Called after each finished run with (done, total).
+using BatchProgress = std::function<void(std::size_t, std::size_t)>;
+
+std::vector<BatchResult> run_batch(const std::vector<RunRequest>& requests, int jobs,
+                                   const BatchProgress& progress = {});
+
+// The parts of a run result that to_json() writes, read back.
+RunResult result_from_json(const std::string& json, const RunRequest& request);
+
+}  // namespace ars
