@@ -37,8 +37,9 @@ void DmaEngine::end_of_elaboration() {
 }
 
 std::uint64_t DmaEngine::submit(const Request& request) {
-  const std::uint64_t ticket = done_.size();
-  done_.push_back(0);
+  const std::uint64_t ticket = issued_.size();
+  issued_.push_back(0);
+  finish_.push_back(sc_core::SC_ZERO_TIME);
   pending_.push_back({ticket, request});
   work_.notify(sc_core::SC_ZERO_TIME);
   return ticket;
@@ -59,14 +60,20 @@ void DmaEngine::queue_thread(int queue) {
     const Pending job = pending_.front();
     pending_.pop_front();
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), 1);
-    execute(job.request);
+    finish_[job.ticket] = execute(job.request);
+    issued_[job.ticket] = 1;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), -1);
-    done_[job.ticket] = 1;
-    completed_.notify(sc_core::SC_ZERO_TIME);
+    scheduled_.notify(sc_core::SC_ZERO_TIME);
   }
 }
 
-void DmaEngine::execute(const Request& request) {
+void DmaEngine::wait_done(std::uint64_t ticket) {
+  while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
+  const sc_time finish = finish_[ticket];
+  if (finish > sc_core::sc_time_stamp()) sc_core::wait(finish - sc_core::sc_time_stamp());
+}
+
+sc_time DmaEngine::execute(const Request& request) {
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = sc_core::sc_time_stamp() + setup_;
   sc_time finish = start;
@@ -103,12 +110,15 @@ void DmaEngine::execute(const Request& request) {
     if (!trans.is_response_ok()) {
       SC_REPORT_ERROR(
           name(), ("DMA burst failed at address 0x" + std::to_string(trans.get_address())).c_str());
-      return;
+      return finish;
     }
     finish = std::max(
         finish, std::max(issued_by, sc_core::sc_time_stamp() + timing->tail) + timing->latency);
   }
-  if (finish > sc_core::sc_time_stamp()) sc_core::wait(finish - sc_core::sc_time_stamp());
+  // The queue is free once its last burst has left at the queue's rate.
+  const sc_time issued_all = start + sc_time(std::floor(request.bytes / rate), sc_core::SC_PS);
+  if (issued_all > sc_core::sc_time_stamp()) sc_core::wait(issued_all - sc_core::sc_time_stamp());
+  return finish;
 }
 
 void DmaEngine::trace(TraceSink* sink, const std::string& scope) {

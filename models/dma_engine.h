@@ -2,7 +2,8 @@
 // or a peer's window). Each of the configured queues takes one transfer at a time and streams
 // it as bursts: setup, then one burst per burst-time at the path's rate, each burst a TLM
 // transaction through the interconnect. The transfer completes when its last burst has
-// passed every resource on the path plus the path's latency.
+// passed every resource on the path plus the path's latency. A queue is pipelined: it takes
+// its next transfer once the last burst has left, without waiting for the data to land.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +40,8 @@ class DmaEngine : public sc_core::sc_module {
   };
   // Queues a transfer and returns its ticket; the transfer starts when a queue is free.
   std::uint64_t submit(const Request& request);
-  bool done(std::uint64_t ticket) const { return done_.at(ticket) != 0; }
-  const sc_core::sc_event& completed() const { return completed_; }
+  // Blocks the calling thread until the transfer has completed.
+  void wait_done(std::uint64_t ticket);
 
   // Time one transfer takes alone: what the analytical cost cards charge.
   double rate_bytes_per_ps(const Request& request) const;
@@ -50,7 +51,8 @@ class DmaEngine : public sc_core::sc_module {
  private:
   void end_of_elaboration() override;
   void queue_thread(int queue);
-  void execute(const Request& request);
+  // Issues the transfer's bursts; returns the time its data has landed.
+  sc_core::sc_time execute(const Request& request);
 
   Clock clock_;
   int device_;
@@ -69,8 +71,9 @@ class DmaEngine : public sc_core::sc_module {
   };
   std::deque<Pending> pending_;
   sc_core::sc_event work_;
-  sc_core::sc_event completed_;
-  std::vector<char> done_;
+  sc_core::sc_event scheduled_;           // a transfer's completion time became known
+  std::vector<sc_core::sc_time> finish_;  // per ticket; SC_ZERO_TIME until issued
+  std::vector<char> issued_;
   TraceSink* sink_ = nullptr;
   std::vector<int> busy_vars_;
 };

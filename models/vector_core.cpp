@@ -200,7 +200,7 @@ Transfer VectorCore::remote_store_async(const Tile& src, const Tensor& window, i
 
 void VectorCore::sync(const Transfer& transfer) {
   const sc_time begin = sc_time_stamp();
-  while (!dma_.done(transfer.id)) sc_core::wait(dma_.completed());
+  dma_.wait_done(transfer.id);
   round().transfer_ps += (sc_time_stamp() - begin).value();
 }
 
