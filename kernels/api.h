@@ -145,4 +145,10 @@ class Rank {
 // +1, then this rank waits until each of its own cells [src, col] reaches `generation`.
 void barrier(Rank& r, const Signal& signal, int col = 0, std::int32_t generation = 1);
 
+// The row form of the same barrier, for signals with one row per barrier or round ([rows, P]:
+// two-phase, host ring, builtin ring): every peer's cell [row, me] gets +1, then this rank
+// waits until each of its own cells [row, src] reaches `generation`. Use barrier() for [P, *]
+// signals and this one for [*, P] signals; the two address transposed cells.
+void row_barrier(Rank& r, const Signal& signal, int row, std::int32_t generation = 1);
+
 }  // namespace ars

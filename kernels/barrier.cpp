@@ -17,6 +17,16 @@ void barrier(Rank& r, const Signal& signal, int col, std::int32_t generation) {
   }
 }
 
+void row_barrier(Rank& r, const Signal& signal, int row, std::int32_t generation) {
+  const int me = r.rank();
+  for (int peer = 0; peer < r.ranks(); ++peer) {
+    if (peer != me) r.notify(signal, peer, row, me, 1, NotifyOp::AtomicAdd);
+  }
+  for (int src = 0; src < r.ranks(); ++src) {
+    if (src != me) r.wait(signal, row, src, generation, WaitCmp::Ge);
+  }
+}
+
 namespace kernels {
 
 namespace {

@@ -6,12 +6,18 @@ namespace kernels {
 // One line per kernel: its descriptor is defined in its own file.
 extern const KernelSpec kBarrier;
 extern const KernelSpec kMesh;
+extern const KernelSpec kTwoPhase;
+extern const KernelSpec kRing;
+extern const KernelSpec kHostRing;
 }  // namespace kernels
 
 const std::vector<KernelSpec>& kernel_registry() {
   static const std::vector<KernelSpec> registry = {
       kernels::kBarrier,
       kernels::kMesh,
+      kernels::kTwoPhase,
+      kernels::kRing,
+      kernels::kHostRing,
   };
   return registry;
 }

@@ -1,0 +1,102 @@
+// Spec 3.3: the host builtin ring (`builtin.tensor.allreduce_ring`), a narrower path than the
+// composite builtin: FP32 Sum only, at most 16 ranks, a size divisible by P, a [2(P-1)+1, P]
+// signal. It runs the ring's 2(P-1) rounds and chunk indices, but every round starts with a
+// full-mesh barrier on its own signal row instead of the neighbour handshake, and a last
+// barrier on the extra row keeps every window alive until no peer reads it any more.
+// Per rank: 2(P-1)/P·N bytes read remotely, (2(P-1)+1)(P-1) notifies and as many waits.
+#include <algorithm>
+#include <string>
+
+#include "kernels/api.h"
+#include "kernels/registry.h"
+#include "kernels/ring.h"
+#include "kernels/tiling.h"
+
+namespace ars::kernels {
+namespace {
+
+constexpr int kMaxRanks = 16;
+// The host path moves data in fixed 256-element tiles, whatever the UB could hold.
+constexpr std::uint64_t kTileElements = 256;
+
+int signal_rows(int ranks) {
+  return 2 * (ranks - 1) + 1;
+}
+
+Layout layout(const Problem& p) {
+  if (p.op != ReduceOp::Sum) {
+    throw InputError(std::string("host_ring: op ") + to_string(p.op) +
+                     " is not supported (the host ring reduces with Sum only)");
+  }
+  if (p.dtype != DType::FP32) {
+    throw InputError(std::string("host_ring: dtype ") + to_string(p.dtype) +
+                     " is not supported (the host ring takes FP32 only)");
+  }
+  if (p.ranks > kMaxRanks) {
+    throw InputError("host_ring: P = " + std::to_string(p.ranks) + " ranks exceeds the limit of " +
+                     std::to_string(kMaxRanks));
+  }
+  if (p.elements % static_cast<std::uint64_t>(p.ranks) != 0) {
+    throw InputError("host_ring: size " + std::to_string(p.elements) +
+                     " elements is not divisible by the rank count P = " + std::to_string(p.ranks));
+  }
+  const int rows = signal_rows(p.ranks);
+  if (p.signal_shape && (p.signal_shape->first != rows || p.signal_shape->second != p.ranks)) {
+    throw InputError("host_ring: signal shape [" + std::to_string(p.signal_shape->first) + "," +
+                     std::to_string(p.signal_shape->second) + "] must be [2(P-1)+1, P] = [" +
+                     std::to_string(rows) + "," + std::to_string(p.ranks) + "]");
+  }
+  return {{{"data", p.elements}}, {{"signal", rows, p.ranks}}};
+}
+
+void body(Rank& r) {
+  const int ranks = r.ranks();
+  const int me = r.rank();
+  const int left = (me - 1 + ranks) % ranks;
+  const int rounds = 2 * (ranks - 1);
+  const Tensor x = r.input();
+  const Tensor y = r.output();
+  const Tensor data = r.window("data");
+  const Signal signal = r.signal("signal");
+  const std::uint64_t chunk = r.problem().elements / static_cast<std::uint64_t>(ranks);
+  Tiling tiling(chunk, DType::FP32, 2);
+  tiling.tile_elements = std::min(tiling.tile_elements, kTileElements);
+  const Tile acc = r.alloc(tiling.tile_elements, DType::FP32);
+  const Tile incoming = r.alloc(tiling.tile_elements, DType::FP32);
+
+  r.begin_round("stage-in");
+  for (int q = 0; q < ranks; ++q) {
+    for (const auto& [offset, count] : tiling.chunks()) {
+      r.load(acc, x, q * chunk + offset, count);
+      r.store(acc, data, q * chunk + offset, count);
+    }
+  }
+
+  for (int s = 0; s < rounds; ++s) {
+    const RingRound round = ring_round(me, ranks, s);
+    r.begin_round(round.reduces ? "RS" : "AG");
+    row_barrier(r, signal, s);
+    ring_exchange(r, data, left, round, chunk, tiling, acc, incoming);
+  }
+  r.begin_round("final barrier");
+  row_barrier(r, signal, rounds);
+
+  r.begin_round("stage-out");
+  for (int q = 0; q < ranks; ++q) {
+    for (const auto& [offset, count] : tiling.chunks()) {
+      r.load(acc, data, q * chunk + offset, count);
+      r.store(acc, y, q * chunk + offset, count);
+    }
+  }
+  r.release(incoming);
+  r.release(acc);
+}
+
+}  // namespace
+
+extern const KernelSpec kHostRing{
+    "host_ring",
+    "spec 3.3: host builtin ring, FP32 Sum, full-mesh barrier per round, 256-element tiles", true,
+    layout, body};
+
+}  // namespace ars::kernels

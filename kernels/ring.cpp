@@ -1,0 +1,107 @@
+// Step 10: the hand-written ring allreduce. Stage-in, then notify the right neighbour on
+// [0, me]. 2(P-1) rounds follow, each on its own signal row s: wait until the left neighbour
+// has announced round s on [s, left], pull one N/P chunk from its window, store it into the own
+// window (the first P-1 rounds reduce it into the own chunk first), then announce round s+1 to
+// the right neighbour on [s+1, me]; the last round announces nothing. Stage-out copies the
+// window to y. Per rank: 2(P-1)/P·N bytes read remotely, 2(P-1) notifies, 2(P-1) waits.
+#include <string>
+
+#include "kernels/ring.h"
+
+#include "kernels/api.h"
+#include "kernels/registry.h"
+#include "kernels/tiling.h"
+
+namespace ars {
+
+RingRound ring_round(int rank, int ranks, int round) {
+  const bool reduces = round < ranks - 1;
+  const int step = (reduces ? round : round - (ranks - 1)) + 1;
+  // Adding P before the modulo keeps the index non-negative: C++'s % of a negative is negative.
+  const int chunk = reduces ? (rank - step - 1 + ranks) % ranks : (rank - step + ranks) % ranks;
+  return {reduces, chunk};
+}
+
+void ring_exchange(Rank& r, const Tensor& window, int left, const RingRound& round,
+                   std::uint64_t chunk_elements, const Tiling& tiling, const Tile& acc,
+                   const Tile& incoming) {
+  const std::uint64_t base = static_cast<std::uint64_t>(round.chunk) * chunk_elements;
+  for (const auto& [offset, count] : tiling.chunks()) {
+    r.remote_load(incoming, window, left, base + offset, count);
+    if (round.reduces) {
+      r.load(acc, window, base + offset, count);
+      r.reduce(acc, incoming, count);
+      r.store(acc, window, base + offset, count);
+    } else {
+      r.store(incoming, window, base + offset, count);
+    }
+  }
+}
+
+namespace kernels {
+namespace {
+
+Layout layout(const Problem& p) {
+  if (p.ranks < 2) {
+    throw InputError("ring: needs at least 2 ranks (P = " + std::to_string(p.ranks) + ")");
+  }
+  // The hand version cuts the vector into P equal chunks; it has no remainder handling.
+  if (p.elements % static_cast<std::uint64_t>(p.ranks) != 0) {
+    throw InputError("ring: size " + std::to_string(p.elements) +
+                     " elements is not divisible by the rank count P = " + std::to_string(p.ranks));
+  }
+  return {{{"data", p.elements}}, {{"signal", 2 * (p.ranks - 1), p.ranks}}};
+}
+
+void body(Rank& r) {
+  const int ranks = r.ranks();
+  const int me = r.rank();
+  const int left = (me - 1 + ranks) % ranks;
+  const int right = (me + 1) % ranks;
+  const int rounds = 2 * (ranks - 1);
+  const DType dtype = r.problem().dtype;
+  const Tensor x = r.input();
+  const Tensor y = r.output();
+  const Tensor data = r.window("data");
+  const Signal signal = r.signal("signal");
+  const std::uint64_t chunk = r.problem().elements / static_cast<std::uint64_t>(ranks);
+  const Tiling tiling(chunk, dtype, 2);
+  const Tile acc = r.alloc(tiling.tile_elements, dtype);
+  const Tile incoming = r.alloc(tiling.tile_elements, dtype);
+
+  r.begin_round("stage-in");
+  for (int q = 0; q < ranks; ++q) {
+    for (const auto& [offset, count] : tiling.chunks()) {
+      r.load(acc, x, q * chunk + offset, count);
+      r.store(acc, data, q * chunk + offset, count);
+    }
+  }
+  r.notify(signal, right, 0, me, 1, NotifyOp::AtomicAdd);
+
+  for (int s = 0; s < rounds; ++s) {
+    const RingRound round = ring_round(me, ranks, s);
+    r.begin_round(round.reduces ? "RS" : "AG");
+    r.wait(signal, s, left, 1, WaitCmp::Ge);
+    ring_exchange(r, data, left, round, chunk, tiling, acc, incoming);
+    if (s + 1 < rounds) r.notify(signal, right, s + 1, me, 1, NotifyOp::AtomicAdd);
+  }
+
+  r.begin_round("stage-out");
+  for (int q = 0; q < ranks; ++q) {
+    for (const auto& [offset, count] : tiling.chunks()) {
+      r.load(acc, data, q * chunk + offset, count);
+      r.store(acc, y, q * chunk + offset, count);
+    }
+  }
+  r.release(incoming);
+  r.release(acc);
+}
+
+}  // namespace
+
+extern const KernelSpec kRing{
+    "ring", "step 10: 2(P-1) neighbour rounds of N/P (reduce-scatter, all-gather; size % P == 0)",
+    true, layout, body};
+
+}  // namespace kernels
+}  // namespace ars
