@@ -125,29 +125,35 @@ RunResult run_allreduce(const RunRequest& request) {
   // Golden: the element-wise reduction over ranks (or the rank's own input for kernels that
   // move no data), in double precision, compared with rtol/atol.
   result.checked = true;
+  std::vector<double> reduced;
+  if (kernel.reduces) {
+    reduced.resize(n);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      double value = input_value(problem, 0, i);
+      for (int q = 1; q < problem.ranks; ++q) {
+        const double v = input_value(problem, q, i);
+        switch (problem.op) {
+          case ReduceOp::Sum:
+            value += v;
+            break;
+          case ReduceOp::Max:
+            value = std::max(value, v);
+            break;
+          case ReduceOp::Min:
+            value = std::min(value, v);
+            break;
+          case ReduceOp::Prod:
+            value *= v;
+            break;
+        }
+      }
+      reduced[i] = value;
+    }
+  }
   for (int r = 0; r < problem.ranks; ++r) {
     const std::vector<std::uint8_t> y = platform.read_tensor(r, 1);
     for (std::uint64_t i = 0; i < n; ++i) {
-      double expected = input_value(problem, kernel.reduces ? 0 : r, i);
-      if (kernel.reduces) {
-        for (int q = 1; q < problem.ranks; ++q) {
-          const double v = input_value(problem, q, i);
-          switch (problem.op) {
-            case ReduceOp::Sum:
-              expected += v;
-              break;
-            case ReduceOp::Max:
-              expected = std::max(expected, v);
-              break;
-            case ReduceOp::Min:
-              expected = std::min(expected, v);
-              break;
-            case ReduceOp::Prod:
-              expected *= v;
-              break;
-          }
-        }
-      }
+      const double expected = kernel.reduces ? reduced[i] : input_value(problem, r, i);
       const double got = load_element(y.data(), problem.dtype, i);
       if (!(std::fabs(got - expected) <= result.atol + result.rtol * std::fabs(expected))) {
         if (result.mismatches.size() < kMismatchesKept)
