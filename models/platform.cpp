@@ -46,6 +46,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     noc_.connect_initiator(device.dma->to_noc, d);
     noc_.connect_initiator(device.core->to_noc, d);
     device.core->record_schedule(options.record_schedule);
+    device.core->inject_faults(options.faults);
     // Signals first: they are always backed, even when payloads are not.
     for (SignalInfo& s : memory_.signals) {
       s.address = device.gm.allocate(
@@ -107,6 +108,10 @@ std::string Platform::describe_blocked_ranks() {
     if (c.stats().finished) continue;
     const BlockedWait& b = c.blocked();
     out << "\n  rank " << r << " (device " << rank_devices_[r] << ")";
+    if (c.stalled()) {
+      out << " never started its kernel (stalled by a fault)";
+      continue;
+    }
     if (!b.blocked) {
       out << " is stuck outside a wait";
       continue;
@@ -124,7 +129,8 @@ std::string Platform::describe_blocked_ranks() {
 
 Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   Outcome outcome;
-  sc_core::sc_start(limit);
+  // Stop where activity ends, so a deadlock is reported at the time it happened.
+  sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
   for (int r = 0; r < ranks(); ++r) {
     if (!core(r).failure().empty()) {
       outcome.failure = core(r).failure();

@@ -11,6 +11,7 @@
 
 #include "kernels/api.h"
 #include "models/device.h"
+#include "models/fault.h"
 #include "models/interconnect.h"
 #include "models/memory_map.h"
 #include "models/platform_config.h"
@@ -24,6 +25,7 @@ class Platform : public sc_core::sc_module {
     bool timing_only = false;      // move no payload bytes (no golden check possible)
     bool record_schedule = false;  // keep every rank's executed operations
     TraceSink* trace = nullptr;
+    Faults faults;  // injected on purpose (see models/fault.h)
   };
   // `rank_devices[r]` is the device rank r runs on.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config,

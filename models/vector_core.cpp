@@ -40,7 +40,21 @@ void VectorCore::end_of_elaboration() {
   if (to_ub->get_direct_mem_ptr(probe, dmi)) ub_data_ = dmi.get_dmi_ptr();
 }
 
+void VectorCore::inject_faults(const Faults& faults) {
+  for (const Fault& fault : faults) {
+    if (fault.rank == rank()) faults_.push_back(fault);
+  }
+}
+
+const Fault* VectorCore::find_fault(Fault::Kind kind, std::uint64_t index) const {
+  for (const Fault& fault : faults_) {
+    if (fault.kind == kind && (kind == Fault::Kind::Stall || fault.index == index)) return &fault;
+  }
+  return nullptr;
+}
+
 void VectorCore::run() {
+  if (stalled()) return;  // a dead core: its peers' waits on it never end
   if (launch_offset_ > sc_core::SC_ZERO_TIME) sc_core::wait(launch_offset_);
   stats_.start_ps = sc_time_stamp().value();
   try {
@@ -223,11 +237,15 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
                         NotifyOp op) {
   const SignalInfo& info = signal_info(signal, row, col);
   const int device = peer_device(peer);
-  ++stats_.notifies;
+  const std::uint64_t index = stats_.notifies++;
+  const Fault* dropped = find_fault(Fault::Kind::DropNotify, index);
+  if (const Fault* changed = find_fault(Fault::Kind::NotifyValue, index)) value = changed->value;
   log("notify peer=" + std::to_string(peer) + " " + info.name + "[" + std::to_string(row) + "," +
-      std::to_string(col) + "] " + to_string(op) + " " + std::to_string(value));
+      std::to_string(col) + "] " + to_string(op) + " " + std::to_string(value) +
+      (dropped != nullptr ? " dropped" : ""));
   // Pipe barrier, cache-line flush and the atomic's issue, before the write leaves the core.
   spend(notify_cost_, &RoundRecord::barrier_ps);
+  if (dropped != nullptr) return;
   tlm::tlm_generic_payload trans;
   auto* atomic = new AtomicWrite;
   atomic->kind =
@@ -248,9 +266,11 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   const SignalInfo& info = signal_info(signal, row, col);
   const std::uint64_t address =
       info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col);
-  ++stats_.waits;
+  const std::uint64_t index = stats_.waits++;
+  const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
   log("wait " + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
-      to_string(cmp) + " " + std::to_string(expected));
+      to_string(cmp) + " " + std::to_string(expected) + (skipped ? " skipped" : ""));
+  if (skipped) return;
   const sc_time begin = sc_time_stamp();
   auto satisfied = [&] {
     const std::int32_t value = gm_.read_cell(address);

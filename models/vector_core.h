@@ -16,6 +16,7 @@
 #include "kernels/api.h"
 #include "models/clock.h"
 #include "models/dma_engine.h"
+#include "models/fault.h"
 #include "models/global_memory.h"
 #include "models/memory_map.h"
 #include "models/platform_config.h"
@@ -48,6 +49,9 @@ class VectorCore : public sc_core::sc_module, public Rank {
   const std::string& failure() const { return failure_; }
   const std::vector<std::string>& schedule() const { return schedule_; }
   void record_schedule(bool on) { record_schedule_ = on; }
+  // Keeps the faults aimed at this rank; the others are ignored.
+  void inject_faults(const Faults& faults);
+  bool stalled() const { return find_fault(Fault::Kind::Stall, 0) != nullptr; }
   void trace(TraceSink* sink, const std::string& scope);
 
   // Rank
@@ -86,6 +90,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   RoundRecord& round();
   void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
   void log(const std::string& line);
+  const Fault* find_fault(Fault::Kind kind, std::uint64_t index) const;
 
   Clock clock_;
   const PlatformConfig& config_;
@@ -105,6 +110,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   std::string failure_;
   bool record_schedule_ = false;
   std::vector<std::string> schedule_;
+  Faults faults_;
   TraceSink* sink_ = nullptr;
   int phase_var_ = -1;
   int round_var_ = -1;

@@ -7,8 +7,22 @@
 #include <string>
 
 #include "kernels/api.h"
+#include "sim/run.h"
 
 namespace ars {
+
+// The command line, parsed and checked: what cli_main will do, before anything runs.
+struct CommandLine {
+  enum class Action { Run, Help, PrintConfig };
+  Action action = Action::Run;
+  std::string text;  // Help: the usage; PrintConfig: the platform as INI
+  RunRequest request;
+  std::string json_path;      // empty: no JSON
+  std::string schedule_path;  // empty: no schedule dump
+};
+
+// Throws InputError for a bad option, value, config file or output path; runs nothing.
+CommandLine parse_run_request(int argc, const char* const* argv);
 
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

@@ -172,9 +172,15 @@ PlatformConfig load_platform(const std::string& path, const po::variables_map& o
   std::error_code error;
   if (!fs::exists(path, error)) throw InputError("config file not found: " + path);
   if (fs::is_directory(path, error)) throw InputError("config path is a directory: " + path);
+  // A device or a pipe (/dev/zero, a FIFO) would be read forever.
+  if (!fs::is_regular_file(path, error)) throw InputError("config path is not a file: " + path);
   std::ifstream in(path);
   if (!in) throw InputError("config file cannot be read: " + path);
+  return parse_platform(in, path, overrides);
+}
 
+PlatformConfig parse_platform(std::istream& in, const std::string& origin,
+                              const po::variables_map& overrides) {
   PlatformConfig config;
   po::options_description options = platform_options(config);
   po::variables_map values;
@@ -187,8 +193,13 @@ PlatformConfig load_platform(const std::string& path, const po::variables_map& o
       values.insert({key, value});
     }
     po::notify(values);
+    // The inserted values still carry the command line's bindings: store them into `config`.
+    for (const auto& [key, value] : overrides) {
+      const po::option_description* option = options.find_nothrow(key, false);
+      if (option != nullptr && !value.defaulted()) option->semantic()->notify(value.value());
+    }
   } catch (const po::error& e) {
-    throw InputError("config file " + path + ": " + e.what());
+    throw InputError("config file " + origin + ": " + e.what());
   }
   if (values.count("platform.topology")) {
     config.topology = parse_topology(values["platform.topology"].as<std::string>());

@@ -2,6 +2,7 @@
 // a command-line option (`--link.bandwidth_GBps 10`) and the command line wins over the file.
 #pragma once
 
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ std::string resolve_platform_path(const std::string& name_or_path);
 // checks every value. Throws InputError naming the file, the key or the value.
 PlatformConfig load_platform(const std::string& path,
                              const boost::program_options::variables_map& overrides);
+
+// As load_platform, from INI text already open; `origin` names it in messages.
+PlatformConfig parse_platform(std::istream& in, const std::string& origin,
+                              const boost::program_options::variables_map& overrides);
 
 // Throws InputError when a parameter is out of range (zero rates, NaN, absurd sizes...).
 void validate(const PlatformConfig& config);

@@ -10,6 +10,7 @@
 #include "kernels/registry.h"
 #include "models/clock.h"
 #include "models/platform.h"
+#include "sim/memory_guard.h"
 #include "sim/vcd_writer.h"
 
 namespace ars {
@@ -42,6 +43,12 @@ void check_problem(const RunRequest& request) {
       throw InputError("device " + std::to_string(d) + " is listed twice in -d");
     }
   }
+  for (const Fault& fault : request.faults) {
+    if (fault.rank >= static_cast<int>(request.devices.size())) {
+      throw InputError("--fault: rank " + std::to_string(fault.rank) + " is not a rank (P = " +
+                       std::to_string(request.devices.size()) + ")");
+    }
+  }
 }
 
 }  // namespace
@@ -62,6 +69,7 @@ RunResult run_allreduce(const RunRequest& request) {
   Problem problem = request.problem;
   problem.ranks = static_cast<int>(request.devices.size());
   const Layout layout = kernel.layout(problem);
+  check_memory(request, layout);
 
   RunResult result;
   result.request = request;
@@ -75,6 +83,7 @@ RunResult run_allreduce(const RunRequest& request) {
 
   Platform::Options options;
   options.timing_only = request.timing_only;
+  options.faults = request.faults;
   options.record_schedule = request.record_schedule;
   options.trace = vcd.get();
   Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/api.h"
+#include "models/fault.h"
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
 
@@ -21,6 +22,8 @@ struct RunRequest {
   bool record_schedule = false;
   bool timing_only = false;  // no payload bytes, no golden check
   double max_sim_time_ns = 1e10;
+  std::uint64_t memory_limit_bytes = 0;  // refuse a larger run; 0: 80 % of physical memory
+  Faults faults;                         // injected on purpose, to provoke failures
 };
 
 struct Mismatch {
