@@ -1,0 +1,244 @@
+// The hardware models on tiny platforms with round numbers (1 GHz: a cycle is 1 ns), each
+// simulated time checked against a value worked out by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+#include "kernels/api.h"
+#include "models/platform.h"
+
+namespace ars {
+namespace {
+
+constexpr std::uint64_t kElements = 4096;  // FP32: 16384 B, 32 bursts of 512 B
+constexpr std::uint64_t kBytes = kElements * 4;
+constexpr std::int32_t kSignal = 0;  // index of the layout's only signal
+
+std::uint64_t now_ps() {
+  return sc_core::sc_time_stamp().value();
+}
+
+PlatformConfig round_config(Topology topology, int devices) {
+  PlatformConfig c;
+  c.name = "round";
+  c.clock_GHz = 1.0;
+  c.devices = devices;
+  c.topology = topology;
+  c.gm_read_latency_cycles = 1000;
+  c.gm_write_latency_cycles = 300;
+  c.gm_bandwidth_GBps = 1600;  // 1600 B/ns: never the bottleneck below
+  c.dma_setup_cycles = 100;
+  c.dma_mte2_bytes_per_cycle = 32;
+  c.dma_mte3_bytes_per_cycle = 64;
+  c.dma_remote_bytes_per_cycle = 64;  // above the link rate: the link is the bottleneck
+  c.dma_burst_bytes = 512;
+  c.link_bandwidth_GBps = 16;  // 16 B/ns: a 512 B burst holds a link direction for 32 ns
+  c.link_latency_ns = 1000;
+  c.switch_latency_ns = 200;
+  c.notify_cycles = 20;
+  c.poll_period_cycles = 500;
+  c.cache_invalidate_cycles = 10;
+  return c;
+}
+
+Problem problem_for(int ranks) {
+  Problem p;
+  p.ranks = ranks;
+  p.elements = kElements;
+  return p;
+}
+
+Layout layout_for(int ranks) {
+  return {{{"data", kElements}}, {{"signal", ranks, 1}}};
+}
+
+Platform::Outcome run(Platform& platform) {
+  return platform.run(sc_core::sc_time(1, sc_core::SC_MS));
+}
+
+TEST(DmaEngine, LocalLoadAndStoreTakeSetupPlusBytesOverRatePlusLatency) {
+  const PlatformConfig config = round_config(Topology::FullMesh, 1);
+  std::uint64_t loaded_ps = 0;
+  std::uint64_t stored_ps = 0;
+  Platform platform("platform", config, {0}, problem_for(1), layout_for(1),
+                    [&](Rank& r) {
+                      const Tile tile = r.alloc(kElements, DType::FP32);
+                      r.load(tile, r.input(), 0, kElements);
+                      loaded_ps = now_ps();
+                      r.store(tile, r.output(), 0, kElements);
+                      stored_ps = now_ps();
+                    },
+                    {});
+  ASSERT_TRUE(run(platform).completed);
+  // Load: setup 100 ns + 16384 B / 32 B/ns = 512 ns + GM read latency 1000 ns = 1612 ns.
+  EXPECT_EQ(loaded_ps, 1612000u);
+  // Store: setup 100 + 16384 / 64 = 256 + GM write latency 300 = 656 ns more.
+  EXPECT_EQ(stored_ps, 1612000u + 656000u);
+}
+
+// Switch: a flow from device a to device b crosses a's uplink and b's downlink. Alone, the
+// 32 bursts hold the link back to back from the setup on: 100 + 32 * 32 = 1124 ns for the last
+// byte, then the path latency 2 * 1000 + 200 and the GM write latency 300: 3624 ns.
+constexpr std::uint64_t kSetupPs = 100000;
+constexpr std::uint64_t kLinkPs = kBytes * 1000 / 16;  // 1024 ns
+constexpr std::uint64_t kPathPs = (2 * 1000 + 200 + 300) * 1000;
+constexpr std::uint64_t kBurstPs = 512 * 1000 / 16;  // 32 ns
+constexpr std::uint64_t kAlonePs = kSetupPs + kLinkPs + kPathPs;
+
+// Rank r stores a tile into rank to[r]'s window (-1: idle); returns how long each store took.
+std::vector<std::uint64_t> store_flows(const std::vector<int>& devices,
+                                       const std::vector<int>& to) {
+  const PlatformConfig config = round_config(Topology::Switch, 4);
+  const int ranks = static_cast<int>(devices.size());
+  std::vector<std::uint64_t> elapsed(devices.size(), 0);
+  Platform platform("platform", config, devices, problem_for(ranks), layout_for(ranks),
+                    [&](Rank& r) {
+                      const int target = to[r.rank()];
+                      if (target < 0) return;
+                      const Tile tile = r.alloc(kElements, DType::FP32);
+                      const std::uint64_t begin = now_ps();
+                      r.remote_store(tile, r.window("data"), target, 0, kElements);
+                      elapsed[r.rank()] = now_ps() - begin;
+                    },
+                    {});
+  EXPECT_TRUE(run(platform).completed);
+  return elapsed;
+}
+
+TEST(Interconnect, RemoteStoreAloneIsBoundByTheLink) {
+  const std::vector<std::uint64_t> t = store_flows({0, 1, 2}, {2, -1, -1});
+  EXPECT_EQ(t[0], kAlonePs);
+}
+
+TEST(Interconnect, TwoFlowsIntoOneDownlinkEachTakeTwiceTheLinkTime) {
+  // Ranks 0 and 1 both write into device 2: their bursts interleave on its downlink, which is
+  // busy for 64 bursts, so each flow ends at 100 + 2048 + 2500 = 4648 ns, the first one to be
+  // served up to one burst (32 ns) earlier.
+  const std::vector<std::uint64_t> t = store_flows({0, 1, 2}, {2, 2, -1});
+  const std::uint64_t shared = kSetupPs + 2 * kLinkPs + kPathPs;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_LE(t[r], shared) << "rank " << r;
+    EXPECT_GE(t[r], shared - kBurstPs) << "rank " << r;
+  }
+  EXPECT_EQ(std::max(t[0], t[1]), shared);
+}
+
+TEST(Interconnect, TwoFlowsOnDisjointLinksEachTakeTheTimeAlone) {
+  const std::vector<std::uint64_t> t = store_flows({0, 1, 2, 3}, {2, 3, -1, -1});
+  EXPECT_EQ(t[0], kAlonePs);
+  EXPECT_EQ(t[1], kAlonePs);
+}
+
+TEST(UnifiedBuffer, OverflowNamesTheBytesAskedAndTheLimit) {
+  PlatformConfig config = round_config(Topology::FullMesh, 1);
+  config.ub_physical_bytes = 4096;
+  config.ub_usable_bytes = 4096;
+  bool returned = false;
+  Platform platform("platform", config, {0}, problem_for(1), layout_for(1),
+                    [&](Rank& r) {
+                      r.alloc(512, DType::FP32);  // 2048 B: fits
+                      r.alloc(513, DType::FP32);  // 2052 B more: does not
+                      returned = true;
+                    },
+                    {});
+  const Platform::Outcome outcome = run(platform);
+  EXPECT_FALSE(outcome.completed);
+  EXPECT_FALSE(returned);
+  EXPECT_EQ(outcome.failure,
+            "rank 0: UB overflow: asked for 2052 bytes with 2048 of 4096 usable bytes in use "
+            "(limit 4096)");
+}
+
+// Signals on a two-device full mesh. Rank 1 notifies rank 0's cell [1,0]: each notify costs
+// 20 ns at the core, then the path latency 1000 ns and the GM write latency 300 ns, so the
+// first lands at 1320 ns and a second at 1340 ns. Rank 0 waits from t = 0 with a 500 ns poll
+// period: the look after 1320 ns is at 1500 ns, answered at 2000 ns, plus the 10 ns invalidate.
+constexpr std::uint64_t kReleasedPs = 2010000;
+
+struct SignalRun {
+  Platform::Outcome outcome;
+  std::uint64_t released_ps = 0;  // 0: the wait never returned
+  std::int32_t cell = 0;
+  std::uint64_t polls = 0;
+};
+
+SignalRun signal_run(const std::vector<std::pair<std::int32_t, NotifyOp>>& notifies,
+                     std::int32_t expected, WaitCmp cmp, std::vector<int> devices = {0, 1}) {
+  const PlatformConfig config = round_config(Topology::FullMesh, 4);
+  SignalRun result;
+  Platform platform("platform", config, std::move(devices), problem_for(2), layout_for(2),
+                    [&](Rank& r) {
+                      const Signal s = r.signal("signal");
+                      if (r.rank() == 1) {
+                        for (const auto& [value, op] : notifies) r.notify(s, 0, 1, 0, value, op);
+                      } else {
+                        r.wait(s, 1, 0, expected, cmp);
+                        result.released_ps = now_ps();
+                      }
+                    },
+                    {});
+  result.outcome = run(platform);
+  result.cell = platform.read_cell(0, kSignal, 1, 0);
+  result.polls = platform.core(0).stats().polls;
+  return result;
+}
+
+TEST(Signals, AtomicAddAccumulates) {
+  const SignalRun r =
+      signal_run({{1, NotifyOp::AtomicAdd}, {1, NotifyOp::AtomicAdd}}, 2, WaitCmp::Eq);
+  ASSERT_TRUE(r.outcome.completed) << r.outcome.deadlock;
+  EXPECT_EQ(r.cell, 2);
+  EXPECT_EQ(r.released_ps, kReleasedPs);
+  EXPECT_EQ(r.polls, 4u);  // looks at 0, 500, 1000 and 1500 ns
+}
+
+TEST(Signals, SetOverwrites) {
+  const SignalRun r = signal_run({{5, NotifyOp::Set}, {3, NotifyOp::Set}}, 3, WaitCmp::Eq);
+  ASSERT_TRUE(r.outcome.completed) << r.outcome.deadlock;
+  EXPECT_EQ(r.cell, 3);
+  EXPECT_EQ(r.released_ps, kReleasedPs);
+}
+
+TEST(Signals, EqWaitMissesAnOvershootAndDeadlocks) {
+  // The cell is 1 from 1320 ns but already 2 at the 1500 ns look: Eq 1 never holds again.
+  const SignalRun r =
+      signal_run({{1, NotifyOp::AtomicAdd}, {1, NotifyOp::AtomicAdd}}, 1, WaitCmp::Eq);
+  EXPECT_FALSE(r.outcome.completed);
+  EXPECT_EQ(r.released_ps, 0u);
+  EXPECT_EQ(r.cell, 2);
+  EXPECT_NE(r.outcome.deadlock.find("rank 0 (device 0) waits on signal[1,0] Eq 1, cell holds 2"),
+            std::string::npos)
+      << r.outcome.deadlock;
+}
+
+TEST(Signals, GeWaitIsReleasedByTheSameOvershoot) {
+  const SignalRun r =
+      signal_run({{1, NotifyOp::AtomicAdd}, {1, NotifyOp::AtomicAdd}}, 1, WaitCmp::Ge);
+  ASSERT_TRUE(r.outcome.completed) << r.outcome.deadlock;
+  EXPECT_EQ(r.released_ps, kReleasedPs);
+}
+
+TEST(Signals, GeWaitIsReleasedByOneLargeAdd) {
+  const SignalRun r = signal_run({{3, NotifyOp::AtomicAdd}}, 2, WaitCmp::Ge);
+  ASSERT_TRUE(r.outcome.completed) << r.outcome.deadlock;
+  EXPECT_EQ(r.cell, 3);
+  EXPECT_EQ(r.released_ps, kReleasedPs);
+}
+
+TEST(Signals, WaitNobodyNotifiesIsAReportedDeadlock) {
+  // Ranks on devices 3 and 1, so the report must tell rank and device apart.
+  const SignalRun r = signal_run({}, 1, WaitCmp::Ge, {3, 1});
+  EXPECT_FALSE(r.outcome.completed);
+  EXPECT_TRUE(r.outcome.timeout.empty());
+  EXPECT_NE(r.outcome.deadlock.find("rank 0 (device 3) waits on signal[1,0] Ge 1, cell holds 0"),
+            std::string::npos)
+      << r.outcome.deadlock;
+  EXPECT_EQ(r.outcome.deadlock.find("rank 1"), std::string::npos) << "rank 1 finished";
+}
+
+}  // namespace
+}  // namespace ars
