@@ -65,7 +65,8 @@ double input_value(const Problem& problem, int rank, std::uint64_t index) {
 
 RunResult run_allreduce(const RunRequest& request) {
   check_problem(request);
-  const KernelSpec& kernel = find_kernel(request.kernel);
+  const KernelSpec& kernel =
+      request.kernel_spec != nullptr ? *request.kernel_spec : find_kernel(request.kernel);
   Problem problem = request.problem;
   problem.ranks = static_cast<int>(request.devices.size());
   const Layout layout = kernel.layout(problem);

@@ -13,11 +13,14 @@
 
 namespace ars {
 
+struct KernelSpec;
+
 struct RunRequest {
   PlatformConfig platform;
   std::vector<int> devices;  // device of each rank; P = devices.size()
   Problem problem;
   std::string kernel = "mesh";
+  const KernelSpec* kernel_spec = nullptr;  // runs this instead of the registry's `kernel`
   std::string vcd_path;  // empty: no waveform
   bool record_schedule = false;
   bool timing_only = false;  // no payload bytes, no golden check
