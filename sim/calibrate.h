@@ -1,0 +1,53 @@
+// Measured allreduce times against the simulator: `calibrate` fits chosen platform keys to a
+// CSV of measurements, `validate` reports how far a profile is from them.
+//
+// The CSV has a header line naming the columns kernel, P, payload_bytes and device_us (any
+// order, other columns ignored); lines starting with '#' and blank lines are skipped; fields
+// are plain, unquoted. Without a kernel column every point is builtin_mesh (the shipped 910B2
+// data), and both commands say so. payload_bytes is per rank and FP32; device_us is the
+// slowest rank's on-device time, which the simulator's device time (latest finish minus
+// earliest start) stands for.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace ars {
+
+struct MeasuredPoint {
+  std::string kernel;
+  int ranks = 0;
+  std::uint64_t payload_bytes = 0;
+  double device_us = 0;
+};
+
+struct MeasuredData {
+  std::vector<MeasuredPoint> points;
+  bool kernel_column = true;  // false: every point was taken as builtin_mesh
+};
+
+// Reads and checks a measurement CSV; throws InputError naming the file, line and field.
+MeasuredData read_measurements(const std::string& path);
+
+struct PointError {
+  double simulated_us;
+  double error_percent;  // 100 (simulated - measured) / measured
+};
+
+struct ErrorSummary {
+  std::vector<PointError> points;
+  double mean_abs_percent = 0;     // MAPE
+  double geomean_abs_percent = 0;  // exp(mean(ln |error %|)); 0 when a point is exact
+  double max_abs_percent = 0;
+};
+
+ErrorSummary summarise_errors(const std::vector<MeasuredPoint>& measured,
+                              const std::vector<double>& simulated_us);
+
+// The subcommands; argv[0] is the subcommand's name. Exit codes as the main command.
+int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+int validate_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace ars
