@@ -104,6 +104,23 @@ TEST(Cli, MeshRunWritesTheCardsRemoteBytesToJsonAndEndsWithOk) {
   }
 }
 
+// The shipped what-if platforms load by name and run the mesh correctly.
+TEST(Cli, Ring8RunsTheMeshOnARing) {
+  const Invocation run = run_cli("-p ring8 -d 0,1,2,3 --kernel mesh");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("on ring8 (ring,"), std::string::npos) << run.out;
+  EXPECT_EQ(last_line(run.out), "OK") << run.out;
+}
+
+TEST(Cli, Switch16RunsTheMeshOnSixteenDevices) {
+  const Invocation run =
+      run_cli("-p switch16 -d 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 --kernel mesh");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("on switch16 (switch,"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("P = 16"), std::string::npos) << run.out;
+  EXPECT_EQ(last_line(run.out), "OK") << run.out;
+}
+
 TEST(Cli, UnknownOptionIsAnInputError) {
   expect_input_error(run_cli("--no-such-option 3"), "unrecognised option '--no-such-option'");
 }
