@@ -104,6 +104,18 @@ TEST(Cli, MeshRunWritesTheCardsRemoteBytesToJsonAndEndsWithOk) {
   }
 }
 
+TEST(Cli, TheSameRunTwiceWritesByteIdenticalJson) {
+  const TempFile first(".json");
+  const TempFile second(".json");
+  const std::string run =
+      "-p a2a3 -d 0,2,5 --kernel mesh --dtype fp16 --op max --size 20000 --json ";
+  ASSERT_EQ(run_cli(run + first.path()).exit_code, 0);
+  ASSERT_EQ(run_cli(run + second.path()).exit_code, 0);
+  const std::string text = read_file(first.path());
+  EXPECT_NE(text.find("\"device_time_ns\""), std::string::npos);
+  EXPECT_EQ(text, read_file(second.path()));
+}
+
 // The shipped what-if platforms load by name and run the mesh correctly.
 TEST(Cli, Ring8RunsTheMeshOnARing) {
   const Invocation run = run_cli("-p ring8 -d 0,1,2,3 --kernel mesh");
