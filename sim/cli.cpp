@@ -41,22 +41,6 @@ std::vector<int> parse_devices(const std::string& text) {
   return devices;
 }
 
-DType parse_dtype(const std::string& text) {
-  if (text == "fp32" || text == "FP32") return DType::FP32;
-  if (text == "fp16" || text == "FP16") return DType::FP16;
-  throw InputError("--dtype: unknown dtype '" + text + "' (fp32 or fp16)");
-}
-
-ReduceOp parse_op(const std::string& text) {
-  std::string word;
-  for (char c : text) word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (word == "sum") return ReduceOp::Sum;
-  if (word == "max") return ReduceOp::Max;
-  if (word == "min") return ReduceOp::Min;
-  if (word == "prod") return ReduceOp::Prod;
-  throw InputError("--op: unknown reduce op '" + text + "' (sum, max, min or prod)");
-}
-
 std::pair<int, int> parse_shape(const std::string& text) {
   int rows = 0;
   int cols = 0;
@@ -96,6 +80,22 @@ std::string kernel_list() {
 }
 
 }  // namespace
+
+DType parse_dtype(const std::string& text) {
+  if (text == "fp32" || text == "FP32") return DType::FP32;
+  if (text == "fp16" || text == "FP16") return DType::FP16;
+  throw InputError("--dtype: unknown dtype '" + text + "' (fp32 or fp16)");
+}
+
+ReduceOp parse_op(const std::string& text) {
+  std::string word;
+  for (char c : text) word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (word == "sum") return ReduceOp::Sum;
+  if (word == "max") return ReduceOp::Max;
+  if (word == "min") return ReduceOp::Min;
+  if (word == "prod") return ReduceOp::Prod;
+  throw InputError("--op: unknown reduce op '" + text + "' (sum, max, min or prod)");
+}
 
 std::uint64_t parse_size(const std::string& text, DType dtype) {
   std::size_t used = 0;

@@ -29,4 +29,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
 // "64" is 64 elements; "16KiB", "4MiB", "512B" are bytes per rank.
 std::uint64_t parse_size(const std::string& text, DType dtype);
 
+// "fp32"/"fp16" and "sum"/"max"/"min"/"prod" (any case); InputError otherwise.
+DType parse_dtype(const std::string& text);
+ReduceOp parse_op(const std::string& text);
+
 }  // namespace ars

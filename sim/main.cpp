@@ -7,6 +7,7 @@
 
 #include "sim/calibrate.h"
 #include "sim/cli.h"
+#include "sim/costcard.h"
 
 namespace {
 
@@ -18,6 +19,7 @@ struct SubcommandEntry {
   Subcommand main;
 };
 constexpr SubcommandEntry kSubcommands[] = {
+    {"costcard", ars::costcard_main},
     {"calibrate", ars::calibrate_main},
     {"validate", ars::validate_main},
 };

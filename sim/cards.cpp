@@ -1,0 +1,457 @@
+#include "sim/cards.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "kernels/ring.h"
+#include "kernels/tiling.h"
+
+namespace ars {
+
+namespace {
+
+constexpr std::uint64_t kHostRingTileElements = 256;  // the host ring's fixed tile
+
+// The platform's costs in ps and bytes per ps, as the models charge them.
+struct Costs {
+  explicit Costs(const PlatformConfig& c)
+      : config(c),
+        ps_per_cycle(1000.0 / c.clock_GHz),
+        setup(c.dma_setup_cycles * ps_per_cycle),
+        mte2(c.dma_mte2_bytes_per_cycle / ps_per_cycle),
+        mte3(c.dma_mte3_bytes_per_cycle / ps_per_cycle),
+        remote(c.dma_remote_bytes_per_cycle / ps_per_cycle),
+        link(c.link_bandwidth_GBps * 1e-3),
+        gm(c.gm_bandwidth_GBps * 1e-3),
+        gm_read(c.gm_read_latency_cycles * ps_per_cycle),
+        gm_write(c.gm_write_latency_cycles * ps_per_cycle),
+        notify((c.pipe_barrier_cycles + c.cache_flush_cycles + c.notify_cycles) * ps_per_cycle),
+        poll(c.poll_period_cycles * ps_per_cycle),
+        invalidate(c.cache_invalidate_cycles * ps_per_cycle),
+        vector_startup(c.vector_startup_cycles * ps_per_cycle),
+        vector_rate(c.vector_bytes_per_cycle / ps_per_cycle) {}
+
+  // One-way latency of the interconnect between two devices (0 on the same device).
+  double path_latency(int from, int to) const {
+    if (from == to) return 0;
+    const double hop = config.link_latency_ns * 1000.0;
+    switch (config.topology) {
+      case Topology::FullMesh:
+        return hop;
+      case Topology::Ring: {
+        const int forward = (to - from + config.devices) % config.devices;
+        return hop * std::min(forward, config.devices - forward);
+      }
+      case Topology::Switch:
+        return 2 * hop + config.switch_latency_ns * 1000.0;
+    }
+    return hop;
+  }
+
+  // A wait that starts `lead` ps before its notify lands: polls at multiples of the period,
+  // answered one period after the look that sees the value, then the invalidate.
+  double wait(double lead) const {
+    const double looks = lead <= 0 || poll <= 0 ? 0 : std::ceil(lead / poll - 1e-9);
+    return (looks + 1) * poll + invalidate;
+  }
+
+  const PlatformConfig& config;
+  double ps_per_cycle, setup, mte2, mte3, remote, link, gm, gm_read, gm_write, notify, poll,
+      invalidate, vector_startup, vector_rate;
+};
+
+// One rank's timeline, replaying a kernel's operations against the costs: the DMA queues
+// are FIFO servers, blocking calls advance `now`, waits see the symmetric peer's notify.
+class Timeline {
+ public:
+  Timeline(const Costs& costs, int rank, int ranks)
+      : c_(costs), rank_(rank), ranks_(ranks), queue_free_(costs.config.dma_queues, 0.0) {}
+
+  void begin_round(const char* phase) {
+    CardRound round;
+    round.phase = phase;
+    round.start_ns = now_ / 1000.0;
+    card_.rounds.push_back(round);
+  }
+
+  // A transfer of `bytes` at byte offset `offset` of a 512-aligned tensor on rank `peer`;
+  // returns when its data has landed.
+  double submit(bool read, int peer, std::uint64_t offset, std::uint64_t bytes) {
+    const bool remote = peer != rank_;
+    double rate = remote ? c_.remote : (read ? c_.mte2 : c_.mte3);
+    if (offset % c_.config.dma_full_rate_alignment != 0) {
+      rate *= c_.config.dma_misaligned_rate_factor;
+    }
+    auto queue = std::min_element(queue_free_.begin(), queue_free_.end());
+    const double start = std::max({now_, *queue, last_start_}) + c_.setup;
+    const double issued = start + static_cast<double>(bytes) / rate;
+    // Bursts stream through the link (remote) and the memory port behind each other.
+    double tail = start + static_cast<double>(bytes) / c_.gm;
+    if (remote) {
+      double& link_free = link_free_[peer];
+      tail = std::max(tail, std::max(start, link_free) + static_cast<double>(bytes) / c_.link);
+      link_free = tail;
+    }
+    const double latency =
+        c_.path_latency(peer, rank_) + (read ? c_.gm_read : c_.gm_write);  // same both ways
+    *queue = issued;
+    last_start_ = start - c_.setup;
+    if (remote) {
+      (read ? card_.remote_read_bytes : card_.remote_write_bytes) += bytes;
+      round().remote_bytes += bytes;
+    }
+    return std::max(issued, tail) + latency;
+  }
+  void sync(double done) {
+    const double until = std::max(now_, done);
+    round().transfer_ns += (until - now_) / 1000.0;
+    now_ = until;
+  }
+  void load(std::uint64_t offset, std::uint64_t bytes) { sync(submit(true, rank_, offset, bytes)); }
+  void store(std::uint64_t offset, std::uint64_t bytes) {
+    sync(submit(false, rank_, offset, bytes));
+  }
+  void remote_load(int peer, std::uint64_t offset, std::uint64_t bytes) {
+    sync(submit(true, peer, offset, bytes));
+  }
+  void reduce(std::uint64_t bytes) {
+    spend_barrier_or_reduce(c_.vector_startup + static_cast<double>(bytes) / c_.vector_rate,
+                            &CardRound::reduce_ns);
+  }
+  // Returns when the notify's write has left the core.
+  double notify() {
+    ++card_.notifies;
+    spend_barrier_or_reduce(c_.notify, &CardRound::barrier_ns);
+    return now_;
+  }
+  // Waits for a notify that left `from`'s core at `sent`.
+  void wait(int from, double sent) {
+    ++card_.waits;
+    const double lands = sent + c_.path_latency(from, rank_) + c_.gm_write;
+    spend_barrier_or_reduce(c_.wait(lands - now_), &CardRound::barrier_ns);
+  }
+  // The full-mesh barrier of kernels/barrier.cpp: notify every peer in rank order, then wait
+  // for every peer in rank order. Peer q entered when this rank did and notifies this rank
+  // as its (me - (me > q))-th notify.
+  void barrier() {
+    const double entered = now_;
+    for (int peer = 0; peer < ranks_; ++peer) {
+      if (peer != rank_) notify();
+    }
+    for (int src = 0; src < ranks_; ++src) {
+      if (src == rank_) continue;
+      const int position = rank_ - (rank_ > src ? 1 : 0);
+      wait(src, entered + (position + 1) * c_.notify);
+    }
+  }
+  // Notifies to cells of the rank's own signal (the builtins' self-clearing epilogues).
+  void self_notifies(int count) {
+    for (int i = 0; i < count; ++i) notify();
+  }
+  double now() const { return now_; }
+  int rank() const { return rank_; }
+
+  RankCard finish() {
+    for (std::size_t i = 0; i < card_.rounds.size(); ++i) {
+      const double end = i + 1 < card_.rounds.size() ? card_.rounds[i + 1].start_ns : now_ / 1000;
+      card_.rounds[i].time_ns = end - card_.rounds[i].start_ns;
+    }
+    card_.time_ns = now_ / 1000.0;
+    return card_;
+  }
+
+ private:
+  CardRound& round() {
+    if (card_.rounds.empty()) begin_round("kernel");
+    return card_.rounds.back();
+  }
+  void spend_barrier_or_reduce(double ps, double CardRound::*bucket) {
+    round().*bucket += ps / 1000.0;
+    now_ += ps;
+  }
+
+  const Costs& c_;
+  int rank_;
+  int ranks_;
+  double now_ = 0;
+  std::vector<double> queue_free_;
+  double last_start_ = 0;  // FIFO: no transfer starts before an earlier one
+  std::map<int, double> link_free_;
+  RankCard card_;
+};
+
+using Chunks = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+// Stage-in or stage-out: every tile of the vector loaded and stored (byte offsets).
+void copy_vector(Timeline& t, const Chunks& tiles, std::uint64_t element) {
+  for (const auto& [offset, count] : tiles) {
+    t.load(offset * element, count * element);
+    t.store(offset * element, count * element);
+  }
+}
+
+// The same, chunk by chunk (the kernels that cut the vector into P chunks copy it so).
+void copy_chunks(Timeline& t, int ranks, std::uint64_t chunk, const Chunks& tiles,
+                 std::uint64_t element) {
+  for (int q = 0; q < ranks; ++q) {
+    for (const auto& [offset, count] : tiles) {
+      const std::uint64_t at = (q * chunk + offset) * element;
+      t.load(at, count * element);
+      t.store(at, count * element);
+    }
+  }
+}
+
+// Pulls issued at once, then each synced and reduced in turn (kernels/mesh.cpp).
+void pull_and_reduce(Timeline& t, const std::vector<int>& peers, std::uint64_t offset,
+                     std::uint64_t bytes) {
+  std::vector<double> done;
+  for (int peer : peers) done.push_back(t.submit(true, peer, offset, bytes));
+  for (double d : done) {
+    t.sync(d);
+    t.reduce(bytes);
+  }
+}
+
+std::vector<int> peers_from(int me, int ranks, int first) {
+  std::vector<int> peers;
+  for (int k = first; k < ranks; ++k) peers.push_back((me + k) % ranks);
+  return peers;
+}
+
+void mesh(Timeline& t, const Problem& p) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const Chunks tiles = Tiling(p.elements, p.dtype, p.ranks).chunks();
+  t.begin_round("stage-in");
+  copy_vector(t, tiles, element);
+  t.begin_round("barrier");
+  t.barrier();
+  t.begin_round("exchange");
+  for (const auto& [offset, count] : tiles) {
+    t.load(offset * element, count * element);
+    pull_and_reduce(t, peers_from(t.rank(), p.ranks, 1), offset * element, count * element);
+    t.store(offset * element, count * element);
+  }
+}
+
+void two_phase(Timeline& t, const Problem& p) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const std::uint64_t chunk = p.elements / p.ranks;
+  const Chunks tiles = Tiling(chunk, p.dtype, p.ranks).chunks();
+  const std::uint64_t own = t.rank() * chunk;
+  t.begin_round("stage-in");
+  copy_chunks(t, p.ranks, chunk, tiles, element);
+  t.begin_round("barrier A");
+  t.barrier();
+  t.begin_round("reduce-scatter");
+  for (const auto& [offset, count] : tiles) {
+    t.load((own + offset) * element, count * element);
+    pull_and_reduce(t, peers_from(t.rank(), p.ranks, 1), (own + offset) * element, count * element);
+    t.store(offset * element, count * element);
+  }
+  t.begin_round("barrier B");
+  t.barrier();
+  t.begin_round("all-gather");
+  for (const auto& [offset, count] : tiles) {
+    std::vector<double> done;
+    for (int peer : peers_from(t.rank(), p.ranks, 0)) {
+      done.push_back(t.submit(true, peer, offset * element, count * element));
+    }
+    for (int k = 0; k < p.ranks; ++k) {
+      t.sync(done[k]);
+      const std::uint64_t owner = (t.rank() + k) % p.ranks;
+      t.store((owner * chunk + offset) * element, count * element);
+    }
+  }
+}
+
+// kernels/ring.cpp's ring_exchange.
+void ring_round_transfers(Timeline& t, const Problem& p, int round, std::uint64_t chunk,
+                          const Chunks& tiles) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const int left = (t.rank() - 1 + p.ranks) % p.ranks;
+  const RingRound r = ring_round(t.rank(), p.ranks, round);
+  const std::uint64_t base = r.chunk * chunk;
+  for (const auto& [offset, count] : tiles) {
+    const std::uint64_t at = (base + offset) * element;
+    t.remote_load(left, at, count * element);
+    if (r.reduces) {
+      t.load(at, count * element);
+      t.reduce(count * element);
+    }
+    t.store(at, count * element);
+  }
+}
+
+void ring(Timeline& t, const Problem& p) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const std::uint64_t chunk = p.elements / p.ranks;
+  const Chunks tiles = Tiling(chunk, p.dtype, 2).chunks();
+  const int left = (t.rank() - 1 + p.ranks) % p.ranks;
+  const int rounds = 2 * (p.ranks - 1);
+  t.begin_round("stage-in");
+  copy_chunks(t, p.ranks, chunk, tiles, element);
+  // Symmetry: the left neighbour sends its round-s notify when this rank sends its own.
+  double sent = t.notify();
+  for (int s = 0; s < rounds; ++s) {
+    t.begin_round(ring_round(t.rank(), p.ranks, s).reduces ? "RS" : "AG");
+    t.wait(left, sent);
+    ring_round_transfers(t, p, s, chunk, tiles);
+    if (s + 1 < rounds) sent = t.notify();
+  }
+  t.begin_round("stage-out");
+  copy_chunks(t, p.ranks, chunk, tiles, element);
+}
+
+void host_ring(Timeline& t, const Problem& p) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const std::uint64_t chunk = p.elements / p.ranks;
+  Tiling tiling(chunk, p.dtype, 2);
+  tiling.tile_elements = std::min(tiling.tile_elements, kHostRingTileElements);
+  const Chunks tiles = tiling.chunks();
+  const int rounds = 2 * (p.ranks - 1);
+  t.begin_round("stage-in");
+  copy_chunks(t, p.ranks, chunk, tiles, element);
+  for (int s = 0; s < rounds; ++s) {
+    t.begin_round(ring_round(t.rank(), p.ranks, s).reduces ? "RS" : "AG");
+    t.barrier();
+    ring_round_transfers(t, p, s, chunk, tiles);
+  }
+  t.begin_round("final barrier");
+  t.barrier();
+  t.begin_round("stage-out");
+  copy_chunks(t, p.ranks, chunk, tiles, element);
+}
+
+// Spec 3.1: ready barrier, then per 16 KiB chunk: own load, a pull and reduce per peer in
+// turn, a chunk barrier, a store; a self-clearing epilogue.
+void builtin_mesh(Timeline& t, const Problem& p) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const Chunks tiles = Tiling(p.elements, p.dtype, 2).chunks();
+  t.begin_round("ready");
+  t.barrier();
+  for (const auto& [offset, count] : tiles) {
+    t.begin_round("chunk");
+    t.load(offset * element, count * element);
+    for (int peer : peers_from(t.rank(), p.ranks, 1)) {
+      t.remote_load(peer, offset * element, count * element);
+      t.reduce(count * element);
+    }
+    t.barrier();
+    t.store(offset * element, count * element);
+  }
+  t.begin_round("epilogue");
+  t.self_notifies(p.ranks - 1);
+}
+
+// Spec 3.2's segments: floor(i N / P), FP16 interior boundaries rounded up to 16 elements.
+std::vector<std::uint64_t> ring_segment_bounds(const Problem& p) {
+  std::vector<std::uint64_t> bounds;
+  for (int i = 0; i <= p.ranks; ++i) {
+    std::uint64_t b = p.elements * i / p.ranks;
+    if (p.dtype == DType::FP16 && i > 0 && i < p.ranks)
+      b = std::min(p.elements, (b + 15) / 16 * 16);
+    bounds.push_back(b);
+  }
+  return bounds;
+}
+
+// Spec 3.2: per round and subchunk a ready barrier, a pull from the left (+ reduce in RS), a
+// read-complete barrier and a store; then the epilogue.
+void builtin_ring(Timeline& t, const Problem& p) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const std::vector<std::uint64_t> bounds = ring_segment_bounds(p);
+  std::uint64_t largest = 0;
+  for (int i = 0; i < p.ranks; ++i) largest = std::max(largest, bounds[i + 1] - bounds[i]);
+  const std::uint64_t sub = kChunkBytes / element;
+  const std::uint64_t subchunks = std::max<std::uint64_t>(1, (largest + sub - 1) / sub);
+  const int left = (t.rank() - 1 + p.ranks) % p.ranks;
+  const int rounds = 2 * (p.ranks - 1);
+  for (int s = 0; s < rounds; ++s) {
+    const RingRound r = ring_round(t.rank(), p.ranks, s);
+    t.begin_round(r.reduces ? "RS" : "AG");
+    const std::uint64_t begin = bounds[r.chunk];
+    const std::uint64_t end = bounds[r.chunk + 1];
+    for (std::uint64_t k = 0; k < subchunks; ++k) {
+      const std::uint64_t from = std::min(end, begin + k * sub);
+      const std::uint64_t count = std::min(end, from + sub) - from;
+      t.barrier();
+      if (count > 0) {
+        t.remote_load(left, from * element, count * element);
+        if (r.reduces) {
+          t.load(from * element, count * element);
+          t.reduce(count * element);
+        }
+      }
+      t.barrier();
+      if (count > 0) t.store(from * element, count * element);
+    }
+  }
+  t.begin_round("epilogue");
+  t.self_notifies(rounds * (p.ranks - 1));
+}
+
+using Schedule = void (*)(Timeline&, const Problem&);
+
+const std::vector<std::pair<std::string, Schedule>>& schedules() {
+  static const std::vector<std::pair<std::string, Schedule>> table = {
+      {"mesh", mesh},           {"two_phase", two_phase},       {"ring", ring},
+      {"host_ring", host_ring}, {"builtin_mesh", builtin_mesh}, {"builtin_ring", builtin_ring},
+  };
+  return table;
+}
+
+}  // namespace
+
+const std::vector<std::string>& card_kernels() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& entry : schedules()) out.push_back(entry.first);
+    return out;
+  }();
+  return names;
+}
+
+Card cost_card(const std::string& kernel, const Problem& problem, const PlatformConfig& config) {
+  const auto entry = std::find_if(schedules().begin(), schedules().end(),
+                                  [&](const auto& e) { return e.first == kernel; });
+  if (entry == schedules().end()) throw InputError("no cost card for kernel '" + kernel + "'");
+  if (problem.ranks < 2 || problem.ranks > config.devices) {
+    throw InputError("cost card: P = " + std::to_string(problem.ranks) + " must be 2.." +
+                     std::to_string(config.devices));
+  }
+  const Costs costs(config);
+  Card card;
+  card.kernel = kernel;
+  for (int r = 0; r < problem.ranks; ++r) {
+    Timeline timeline(costs, r, problem.ranks);
+    entry->second(timeline, problem);
+    card.ranks.push_back(timeline.finish());
+    if (card.ranks.back().time_ns > card.time_ns) {
+      card.time_ns = card.ranks.back().time_ns;
+      card.slowest_rank = r;
+    }
+  }
+  CardTerms& terms = card.terms;
+  terms.alpha_ns = (costs.setup + costs.path_latency(1, 0) + costs.gm_read) / 1000.0;
+  terms.alpha_local_ns = (costs.setup + costs.gm_read) / 1000.0;
+  terms.notify_ns = costs.notify / 1000.0;
+  terms.signal_flight_ns = (costs.path_latency(1, 0) + costs.gm_write) / 1000.0;
+  terms.beta_ns_per_byte = 1.0 / 1000.0 / std::min({costs.remote, costs.link, costs.gm});
+  terms.beta_local_ns_per_byte = 1.0 / 1000.0 / std::min(costs.mte2, costs.gm);
+  terms.gamma_ns_per_byte = 1.0 / 1000.0 / costs.vector_rate;
+  terms.gamma_startup_ns = costs.vector_startup / 1000.0;
+  Timeline barrier(costs, problem.ranks - 1, problem.ranks);
+  barrier.barrier();
+  terms.alpha_barrier_ns = barrier.now() / 1000.0;
+  return card;
+}
+
+PlatformConfig ideal_platform(PlatformConfig config) {
+  config.launch_offset_cycles = 0;
+  return config;
+}
+
+}  // namespace ars

@@ -1,0 +1,521 @@
+#include "sim/costcard.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "kernels/registry.h"
+#include "sim/batch.h"
+#include "sim/cards.h"
+#include "sim/cli.h"
+#include "sim/config.h"
+
+namespace ars {
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr double kTimeTolerancePct = 1.0;
+
+struct Point {
+  std::string kernel;
+  int ranks = 0;
+  std::uint64_t elements = 0;
+  BatchResult run;
+  Card card;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  return items;
+}
+
+std::vector<std::string> parse_kernels(const std::string& text, std::ostream& err) {
+  if (text != "all") {
+    std::vector<std::string> kernels = split(text);
+    if (kernels.empty()) throw InputError("--kernels: no kernel given");
+    for (const std::string& k : kernels) {
+      find_kernel(k);
+      const auto& carded = card_kernels();
+      if (std::find(carded.begin(), carded.end(), k) == carded.end()) {
+        throw InputError("--kernels: kernel '" + k + "' has no cost card");
+      }
+    }
+    return kernels;
+  }
+  std::vector<std::string> kernels;
+  for (const std::string& k : card_kernels()) {
+    const auto& registry = kernel_registry();
+    const bool registered = std::any_of(registry.begin(), registry.end(),
+                                        [&](const KernelSpec& s) { return k == s.name; });
+    if (registered) {
+      kernels.push_back(k);
+    } else {
+      err << "costcard: kernel " << k << " is not built into this binary; skipped\n";
+    }
+  }
+  return kernels;
+}
+
+std::vector<int> parse_ranks(const std::string& text, int devices) {
+  std::vector<int> ranks;
+  for (const std::string& item : split(text)) {
+    std::size_t used = 0;
+    int p = 0;
+    try {
+      p = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || p < 2 || p > devices) {
+      throw InputError("--ranks: '" + item + "' is not a rank count from 2 to " +
+                       std::to_string(devices) + " (the platform's devices)");
+    }
+    ranks.push_back(p);
+  }
+  if (ranks.empty()) throw InputError("--ranks: no rank count given");
+  return ranks;
+}
+
+// nccl-tests sizes are bytes: a plain number is bytes here, not elements.
+std::uint64_t parse_bytes(const std::string& option, const std::string& text, DType dtype) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+  try {
+    return parse_size(plain ? text + "B" : text, dtype) * dtype_bytes(dtype);
+  } catch (const InputError& e) {
+    throw InputError(option + ": " + e.what());
+  }
+}
+
+double pct(double measured, double card) {
+  return card > 0 ? 100.0 * (measured - card) / card : 0.0;
+}
+
+// The rank that finished last: its per-round records explain the device time.
+const RankStats& slowest(const RunResult& r) {
+  return *std::max_element(
+      r.ranks.begin(), r.ranks.end(),
+      [](const RankStats& a, const RankStats& b) { return a.finish_ps < b.finish_ps; });
+}
+
+std::string human_bytes(std::uint64_t b) {
+  std::ostringstream out;
+  if (b >= (1u << 20) && b % (1u << 20) == 0) {
+    out << b / (1u << 20) << "MiB";
+  } else if (b >= 1024 && b % 1024 == 0) {
+    out << b / 1024 << "KiB";
+  } else {
+    out << b << "B";
+  }
+  return out.str();
+}
+
+struct Checks {
+  std::uint64_t remote_read = 0, card_remote_read = 0;
+  std::uint64_t rounds = 0, card_rounds = 0;
+  std::uint64_t notifies = 0, card_notifies = 0;
+  std::uint64_t waits = 0, card_waits = 0;
+  bool bytes_ok = true;
+  bool rounds_ok = true;
+};
+
+// Every rank against its own card; the figures shown are the slowest rank's.
+Checks check(const Point& p) {
+  Checks c;
+  const RunResult& r = p.run.result;
+  for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+    const RankStats& s = r.ranks[i];
+    const RankCard& k = p.card.ranks.at(i);
+    c.bytes_ok = c.bytes_ok && s.remote_read_bytes == k.remote_read_bytes &&
+                 s.remote_write_bytes == k.remote_write_bytes;
+    c.rounds_ok = c.rounds_ok && s.rounds.size() == k.rounds.size() && s.notifies == k.notifies &&
+                  s.waits == k.waits;
+  }
+  const RankStats& s = slowest(r);
+  const RankCard& k = p.card.ranks.at(static_cast<std::size_t>(s.rank));
+  c.remote_read = s.remote_read_bytes;
+  c.card_remote_read = k.remote_read_bytes;
+  c.rounds = s.rounds.size();
+  c.card_rounds = k.rounds.size();
+  c.notifies = s.notifies;
+  c.card_notifies = k.notifies;
+  c.waits = s.waits;
+  c.card_waits = k.waits;
+  return c;
+}
+
+// Where a deviating point's time went, from the slowest rank's per-round records.
+std::string attribution(const Point& p) {
+  const RunResult& r = p.run.result;
+  const RankStats& s = slowest(r);
+  const RankCard& k = p.card.ranks.at(static_cast<std::size_t>(s.rank));
+  double barrier = 0, transfer = 0, reduce = 0;
+  for (const RoundRecord& round : s.rounds) {
+    barrier += static_cast<double>(round.barrier_ps) / 1000.0;
+    transfer += static_cast<double>(round.transfer_ps) / 1000.0;
+    reduce += static_cast<double>(round.reduce_ps) / 1000.0;
+  }
+  for (const CardRound& round : k.rounds) {
+    barrier -= round.barrier_ns;
+    transfer -= round.transfer_ns;
+    reduce -= round.reduce_ns;
+  }
+  std::uint64_t first_start = UINT64_MAX, last_start = 0;
+  for (const RankStats& rank : r.ranks) {
+    first_start = std::min(first_start, rank.start_ps);
+    last_start = std::max(last_start, rank.start_ps);
+  }
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << "    rank " << s.rank << " vs card: barrier wait "
+      << std::showpos << barrier << " ns, transfers (contention) " << transfer << " ns, reduce "
+      << reduce << " ns, launch skew " << static_cast<double>(last_start - first_start) / 1000.0
+      << " ns\n";
+  return out.str();
+}
+
+void print_points(std::ostream& out, const std::vector<Point>& points, bool per_round) {
+  out << "kernel         P      bytes     time_ns     card_ns    dev%  remote_B/card      "
+         "rounds/card  notifies/card  waits/card  ns/round (card)\n";
+  for (const Point& p : points) {
+    const std::uint64_t bytes = p.elements * dtype_bytes(p.run.result.request.problem.dtype);
+    out << std::left << std::setw(12) << p.kernel << std::right << std::setw(4) << p.ranks
+        << std::setw(11) << human_bytes(bytes);
+    if (!p.run.error.empty() || !p.run.result.completed) {
+      out << "  not run: " << (p.run.error.empty() ? p.run.result.failure : p.run.error) << "\n";
+      continue;
+    }
+    const Checks c = check(p);
+    const double time = p.run.result.device_time_ns;
+    const double dev = pct(time, p.card.time_ns);
+    out << std::fixed << std::setprecision(1) << std::setw(12) << time << std::setw(12)
+        << p.card.time_ns << std::setprecision(2) << std::setw(8) << dev << std::setw(10)
+        << c.remote_read << "/" << std::left << std::setw(9) << c.card_remote_read << std::right
+        << std::setw(4) << c.rounds << "/" << std::left << std::setw(4) << c.card_rounds
+        << std::right << std::setw(8) << c.notifies << "/" << std::left << std::setw(6)
+        << c.card_notifies << std::right << std::setw(6) << c.waits << "/" << std::left
+        << std::setw(5) << c.card_waits << std::right << std::setprecision(1) << std::setw(10)
+        << time / static_cast<double>(c.rounds) << " (" << p.card.time_ns / c.card_rounds << ")"
+        << (c.bytes_ok ? "" : "  BYTE CARD FAILS") << (c.rounds_ok ? "" : "  ROUND CARD FAILS")
+        << "\n";
+    if (std::fabs(dev) > kTimeTolerancePct) out << attribution(p);
+    if (per_round) {
+      const RankStats& s = slowest(p.run.result);
+      const RankCard& k = p.card.ranks.at(static_cast<std::size_t>(s.rank));
+      for (std::size_t i = 0; i < s.rounds.size() && i < k.rounds.size(); ++i) {
+        const RoundRecord& m = s.rounds[i];
+        const std::uint64_t end = i + 1 < s.rounds.size() ? s.rounds[i + 1].start_ps : s.finish_ps;
+        const double measured = static_cast<double>(end - m.start_ps) / 1000.0;
+        out << "      round " << std::setw(3) << i << " " << std::left << std::setw(15) << m.phase
+            << std::right << std::setw(12) << measured << std::setw(12) << k.rounds[i].time_ns
+            << std::setw(8) << pct(measured, k.rounds[i].time_ns) << "%\n";
+      }
+    }
+  }
+}
+
+// nccl-tests' table, one per kernel and P.
+void print_nccl_tables(std::ostream& out, const std::vector<Point>& points) {
+  for (std::size_t i = 0; i < points.size();) {
+    std::size_t j = i;
+    while (j < points.size() && points[j].kernel == points[i].kernel &&
+           points[j].ranks == points[i].ranks) {
+      ++j;
+    }
+    const Problem& first = points[i].run.result.request.problem;
+    out << "\n# " << points[i].kernel << ", P = " << points[i].ranks << "\n"
+        << "#       size         count    type   redop    time(us)  algbw(GB/s)  busbw(GB/s)  "
+           "#wrong\n";
+    for (std::size_t k = i; k < j; ++k) {
+      const Point& p = points[k];
+      const std::uint64_t bytes = p.elements * dtype_bytes(first.dtype);
+      out << std::setw(12) << bytes << std::setw(14) << p.elements << std::setw(8)
+          << to_string(first.dtype) << std::setw(8) << to_string(first.op);
+      if (!p.run.error.empty() || !p.run.result.completed) {
+        out << "         n/a\n";
+        continue;
+      }
+      const double time = p.run.result.device_time_ns;
+      const double algbw = static_cast<double>(bytes) / time;
+      out << std::fixed << std::setprecision(2) << std::setw(12) << time / 1000.0 << std::setw(13)
+          << algbw << std::setw(13) << allreduce_busbw(algbw, p.ranks) << std::setw(8)
+          << p.run.result.mismatch_count << "\n";
+    }
+    i = j;
+  }
+}
+
+const Point* find_point(const std::vector<Point>& points, const std::string& kernel, int ranks,
+                        std::uint64_t elements) {
+  for (const Point& p : points) {
+    if (p.kernel == kernel && p.ranks == ranks && p.elements == elements && p.run.error.empty() &&
+        p.run.result.completed) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+void print_crossovers(std::ostream& out, const std::vector<Point>& points,
+                      const std::vector<int>& ranks, const std::vector<std::uint64_t>& sizes,
+                      std::size_t element) {
+  out << "\nCrossover: smallest payload from which the ring beats the mesh at every larger size\n"
+      << "(tutorial rule: mesh for small messages, ring from about 16 KiB)\n";
+  for (const char* ring : {"ring", "builtin_ring"}) {
+    const char* mesh = std::string(ring) == "ring" ? "mesh" : "builtin_mesh";
+    for (int p : ranks) {
+      std::vector<double> mesh_ns, ring_ns, mesh_card, ring_card;
+      std::vector<std::uint64_t> at;
+      for (std::uint64_t elements : sizes) {
+        const Point* m = find_point(points, mesh, p, elements);
+        const Point* r = find_point(points, ring, p, elements);
+        if (m == nullptr || r == nullptr) continue;
+        mesh_ns.push_back(m->run.result.device_time_ns);
+        ring_ns.push_back(r->run.result.device_time_ns);
+        mesh_card.push_back(m->card.time_ns);
+        ring_card.push_back(r->card.time_ns);
+        at.push_back(elements * element);
+      }
+      if (at.empty()) continue;
+      out << "  " << ring << " vs " << mesh << ", P = " << p << ": ";
+      const auto cross = find_crossover(mesh_ns, ring_ns);
+      const auto card_cross = find_crossover(mesh_card, ring_card);
+      if (!cross) {
+        out << "the ring never wins up to " << human_bytes(at.back());
+      } else {
+        const std::size_t i = *cross;
+        out << std::fixed << std::setprecision(1) << "from " << human_bytes(at[i]) << " ("
+            << ring_ns[i] << " vs " << mesh_ns[i] << " ns";
+        if (i > 0) {
+          out << "; at " << human_bytes(at[i - 1]) << ": " << ring_ns[i - 1] << " vs "
+              << mesh_ns[i - 1] << " ns";
+        }
+        out << ")";
+      }
+      out << "; cards: "
+          << (card_cross ? "from " + human_bytes(at[*card_cross]) : std::string("never"));
+      const bool rule_holds = cross && at[*cross] >= 8192 && at[*cross] <= 32768;
+      out << "; rule of thumb " << (rule_holds ? "holds" : "does not hold") << "\n";
+    }
+  }
+}
+
+std::string csv(const std::vector<Point>& points, bool ideal) {
+  std::ostringstream out;
+  out << "kernel,P,dtype,op,bytes_per_rank,time_ns,card_time_ns,deviation_pct,remote_read_bytes,"
+         "card_remote_read_bytes,rounds,card_rounds,notifies,card_notifies,waits,card_waits,"
+         "algbw_GBps,busbw_GBps,wrong,ideal\n";
+  for (const Point& p : points) {
+    if (!p.run.error.empty() || !p.run.result.completed) continue;
+    const Problem& q = p.run.result.request.problem;
+    const Checks c = check(p);
+    const double time = p.run.result.device_time_ns;
+    const double algbw = static_cast<double>(q.bytes()) / time;
+    out << std::fixed << p.kernel << "," << p.ranks << "," << to_string(q.dtype) << ","
+        << to_string(q.op) << "," << q.bytes() << "," << std::setprecision(3) << time << ","
+        << p.card.time_ns << "," << pct(time, p.card.time_ns) << "," << c.remote_read << ","
+        << c.card_remote_read << "," << c.rounds << "," << c.card_rounds << "," << c.notifies << ","
+        << c.card_notifies << "," << c.waits << "," << c.card_waits << "," << std::setprecision(6)
+        << algbw << "," << allreduce_busbw(algbw, p.ranks) << "," << p.run.result.mismatch_count
+        << "," << (ideal ? 1 : 0) << "\n";
+  }
+  return out.str();
+}
+
+// A progress line for sweeps that run longer than a second.
+class Progress {
+ public:
+  explicit Progress(std::ostream& err) : err_(err), start_(std::chrono::steady_clock::now()) {}
+  void operator()(std::size_t done, std::size_t total) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 1.0) return;
+    shown_ = true;
+    const double left = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    err_ << "\rcostcard: " << done << "/" << total << " points, " << std::fixed
+         << std::setprecision(1) << elapsed << " s elapsed, about " << left << " s left   "
+         << std::flush;
+  }
+  ~Progress() {
+    if (shown_) err_ << "\n";
+  }
+
+ private:
+  std::ostream& err_;
+  std::chrono::steady_clock::time_point start_;
+  bool shown_ = false;
+};
+
+}  // namespace
+
+double allreduce_busbw(double algbw, int ranks) {
+  return algbw * 2.0 * (ranks - 1) / ranks;
+}
+
+std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,
+                                          const std::vector<double>& ring_ns) {
+  std::optional<std::size_t> from;
+  for (std::size_t i = mesh_ns.size(); i-- > 0;) {
+    if (!(ring_ns[i] < mesh_ns[i])) break;
+    from = i;
+  }
+  return from;
+}
+
+int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  try {
+    PlatformConfig cli_platform;  // receives nothing: platform keys are applied over the file
+    po::options_description sweep("costcard options");
+    sweep.add_options()("help,h", "show this help")("platform,p",
+                                                    po::value<std::string>()->default_value("a2a3"),
+                                                    "platform: a name in configs/ or an INI path")(
+        "kernels", po::value<std::string>()->default_value("all"),
+        "all (every kernel with a card) or a comma-separated list")(
+        "ranks", po::value<std::string>()->default_value("2,4,8"),
+        "rank counts P, comma-separated")(
+        "minbytes,b", po::value<std::string>()->default_value("1KiB"), "smallest size per rank")(
+        "maxbytes,e", po::value<std::string>()->default_value("4MiB"), "largest size per rank")(
+        "stepfactor,f", po::value<int>()->default_value(2), "size multiplication factor")(
+        "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
+        "op", po::value<std::string>()->default_value("sum"), "reduce op: sum, max, min, prod")(
+        "ideal",
+        "run on the ideal platform: ranks launch together, memory ports never contend; every "
+        "time must then equal its card within 1 %")(
+        "rounds", "print every round of the slowest rank, measured and card")(
+        "csv", po::value<std::string>(), "write the points as CSV to FILE")(
+        "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
+    po::options_description all;
+    all.add(sweep).add(platform_options(cli_platform));
+    po::variables_map vm;
+    try {
+      po::store(po::parse_command_line(argc, argv, all), vm);
+      po::notify(vm);
+    } catch (const po::error& e) {
+      throw InputError(e.what());
+    }
+    if (vm.count("help")) {
+      out << "usage: allreduce-sim costcard [--kernels all|LIST] [--ranks 2,4,8] [-b 1KiB] "
+             "[-e 4MiB] [-f 2]\n"
+             "                              [--dtype T] [--op OP] [-p PLATFORM] [--ideal] "
+             "[--csv FILE] [platform keys]\n\n"
+          << all
+          << "\nExit codes: 0 every byte and round card holds, 1 a card fails, 2 bad input.\n";
+      return 0;
+    }
+    PlatformConfig platform =
+        load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
+    const bool ideal = vm.count("ideal") > 0;
+    if (ideal) platform = ideal_platform(platform);
+    const DType dtype = parse_dtype(vm["dtype"].as<std::string>());
+    const ReduceOp op = parse_op(vm["op"].as<std::string>());
+    const std::vector<std::string> kernels = parse_kernels(vm["kernels"].as<std::string>(), err);
+    const std::vector<int> ranks = parse_ranks(vm["ranks"].as<std::string>(), platform.devices);
+    const std::uint64_t min_bytes = parse_bytes("-b", vm["minbytes"].as<std::string>(), dtype);
+    const std::uint64_t max_bytes = parse_bytes("-e", vm["maxbytes"].as<std::string>(), dtype);
+    const int factor = vm["stepfactor"].as<int>();
+    if (factor < 2) throw InputError("-f: the step factor must be at least 2");
+    if (max_bytes < min_bytes) throw InputError("-e: the largest size is below the smallest (-b)");
+    const int jobs = vm["jobs"].as<int>();
+    if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
+    const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
+    if (!csv_path.empty() && !std::ofstream(csv_path, std::ios::app)) {
+      throw InputError("--csv: cannot write " + csv_path);
+    }
+
+    const std::size_t element = dtype_bytes(dtype);
+    std::vector<std::uint64_t> sizes;
+    for (std::uint64_t b = min_bytes; b <= max_bytes; b *= static_cast<std::uint64_t>(factor)) {
+      sizes.push_back(b / element);
+    }
+    std::vector<Point> points;
+    std::vector<RunRequest> requests;
+    for (const std::string& kernel : kernels) {
+      for (int p : ranks) {
+        for (std::uint64_t elements : sizes) {
+          RunRequest request;
+          request.platform = platform;
+          for (int d = 0; d < p; ++d) request.devices.push_back(d);
+          request.problem.ranks = p;
+          request.problem.elements = elements;
+          request.problem.dtype = dtype;
+          request.problem.op = op;
+          request.problem.mode = kernel.find("ring") != std::string::npos ? "ring" : "mesh";
+          request.kernel = kernel;
+          Point& point = points.emplace_back();
+          point.kernel = kernel;
+          point.ranks = p;
+          point.elements = elements;
+          try {
+            point.card = cost_card(kernel, request.problem, platform);
+          } catch (const InputError& e) {
+            point.run.error = e.what();
+          }
+          point.run.result.request = request;
+          requests.push_back(request);
+        }
+      }
+    }
+
+    std::vector<BatchResult> runs;
+    {
+      Progress progress(err);
+      runs = run_batch(requests, jobs, std::ref(progress));
+    }
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (points[i].run.error.empty()) points[i].run = runs[i];
+    }
+
+    out << "costcard on " << platform.name << (ideal ? " (ideal)" : "") << ", "
+        << to_string(platform.topology) << ", dma.queues = " << platform.dma_queues
+        << (platform.dma_queues == 1 ? " (one queue pulls peers in turn)"
+                                     : " (several pulls at once)")
+        << ", " << to_string(dtype) << " " << to_string(op) << "\n";
+    if (!points.empty() && points.front().run.error.empty()) {
+      const CardTerms& t = points.front().card.terms;
+      out << std::setprecision(6) << "terms: alpha " << t.alpha_ns << " ns, alpha_local "
+          << t.alpha_local_ns << " ns, notify " << t.notify_ns << " ns, signal flight "
+          << t.signal_flight_ns << " ns, beta " << t.beta_ns_per_byte << " ns/B, beta_local "
+          << t.beta_local_ns_per_byte << " ns/B, gamma " << t.gamma_ns_per_byte << " ns/B, gamma_0 "
+          << t.gamma_startup_ns << " ns\n\n";
+    }
+    print_points(out, points, vm.count("rounds") > 0);
+    print_nccl_tables(out, points);
+    print_crossovers(out, points, ranks, sizes, element);
+
+    int card_failures = 0;
+    int time_misses = 0;
+    for (const Point& p : points) {
+      if (!p.run.error.empty() || !p.run.result.completed) continue;
+      const Checks c = check(p);
+      card_failures += (c.bytes_ok ? 0 : 1) + (c.rounds_ok ? 0 : 1);
+      time_misses +=
+          std::fabs(pct(p.run.result.device_time_ns, p.card.time_ns)) > kTimeTolerancePct ? 1 : 0;
+    }
+    out << "\n"
+        << points.size() << " points: " << card_failures << " byte/round card failures, "
+        << time_misses << " times off their card by more than " << kTimeTolerancePct << " %"
+        << (ideal ? "" : " (attributed above)") << "\n";
+    if (!csv_path.empty()) {
+      std::ofstream file(csv_path, std::ios::trunc);
+      file << csv(points, ideal);
+      if (!file) throw InputError("--csv: cannot write " + csv_path);
+    }
+    return card_failures == 0 ? 0 : 1;
+  } catch (const InputError& e) {
+    err << "allreduce-sim costcard: error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace ars

@@ -1,0 +1,24 @@
+// `allreduce-sim costcard`: sweeps kernels x P x sizes, runs every point in its own process
+// (run_batch) and compares it with the kernel's analytical card (sim/cards.h): bytes, rounds,
+// notifies and waits must match exactly (exit 1 otherwise), time is reported with its
+// deviation and, where it deviates, where the difference comes from.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <vector>
+
+namespace ars {
+
+int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+// nccl-tests' bus bandwidth of an allreduce: algbw x 2(P-1)/P.
+double allreduce_busbw(double algbw, int ranks);
+
+// Index of the smallest size from which the ring is faster than the mesh at this and every
+// larger size (sizes ascending); nullopt when the ring is not faster at the largest size.
+std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,
+                                          const std::vector<double>& ring_ns);
+
+}  // namespace ars
