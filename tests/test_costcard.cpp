@@ -1,0 +1,296 @@
+// Cost cards (sim/cards.h) and the costcard subcommand: cards hold exactly for bytes and
+// rounds, match the simulated time within 1 % on the ideal platform, and the sweep's outputs
+// (CSV, crossover, exit codes) say what they should.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "kernels/registry.h"
+#include "sim/cards.h"
+#include "sim/config.h"
+#include "sim/costcard.h"
+#include "sim/run.h"
+
+namespace ars {
+namespace {
+
+PlatformConfig a2a3() {
+  return load_platform(resolve_platform_path("a2a3"), boost::program_options::variables_map{});
+}
+
+bool registered(const std::string& kernel) {
+  for (const KernelSpec& k : kernel_registry()) {
+    if (kernel == k.name) return true;
+  }
+  return false;
+}
+
+RunRequest request_for(const std::string& kernel, int ranks, std::uint64_t bytes,
+                       const PlatformConfig& platform) {
+  RunRequest request;
+  request.platform = platform;
+  for (int d = 0; d < ranks; ++d) request.devices.push_back(d);
+  request.kernel = kernel;
+  request.problem.ranks = ranks;
+  request.problem.elements = bytes / 4;
+  request.problem.mode = kernel.find("ring") != std::string::npos ? "ring" : "mesh";
+  return request;
+}
+
+// Runs the binary; returns its exit code and fills `output` with stdout.
+int run_binary(const std::string& args, std::string& output) {
+  const char* binary = std::getenv("ARS_BINARY");
+  if (binary == nullptr) return -1;
+  const std::string command = std::string(binary) + " " + args + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  std::array<char, 4096> buffer;
+  output.clear();
+  for (std::size_t n; (n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
+    output.append(buffer.data(), n);
+  }
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + name;
+}
+
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::string> header;
+  std::getline(in, line);
+  std::stringstream h(line);
+  for (std::string cell; std::getline(h, cell, ',');) header.push_back(cell);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    std::stringstream l(line);
+    std::map<std::string, std::string> row;
+    std::size_t i = 0;
+    for (std::string cell; std::getline(l, cell, ',') && i < header.size(); ++i) {
+      row[header[i]] = cell;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// --- time card under --ideal: one simulation per test case ---
+
+using IdealPoint = std::tuple<std::string, int, std::uint64_t>;
+
+class IdealCard : public ::testing::TestWithParam<IdealPoint> {};
+
+TEST_P(IdealCard, SimulatedTimeEqualsCardWithinOnePercent) {
+  const auto& [kernel, ranks, bytes] = GetParam();
+  if (!registered(kernel)) GTEST_SKIP() << kernel << " is not built into this binary";
+  const PlatformConfig platform = ideal_platform(a2a3());
+  const RunRequest request = request_for(kernel, ranks, bytes, platform);
+  const Card card = cost_card(kernel, request.problem, platform);
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.completed) << result.failure;
+  EXPECT_TRUE(result.correct);
+  EXPECT_NEAR(result.device_time_ns, card.time_ns, 0.01 * card.time_ns)
+      << kernel << " P=" << ranks << " " << bytes << " B";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, IdealCard,
+    ::testing::Combine(::testing::ValuesIn(card_kernels()), ::testing::Values(2, 4, 8),
+                       ::testing::Values(std::uint64_t{1024}, std::uint64_t{48 * 1024},
+                                         std::uint64_t{512 * 1024})),
+    [](const ::testing::TestParamInfo<IdealPoint>& info) {
+      return std::get<0>(info.param) + "_P" + std::to_string(std::get<1>(info.param)) + "_" +
+             std::to_string(std::get<2>(info.param)) + "B";
+    });
+
+// --- byte and round cards on the default platform ---
+
+using CountPoint = std::tuple<std::string, int>;
+
+class CountCard : public ::testing::TestWithParam<CountPoint> {};
+
+TEST_P(CountCard, BytesRoundsNotifiesWaitsMatchEveryRank) {
+  const auto& [kernel, ranks] = GetParam();
+  if (!registered(kernel)) GTEST_SKIP() << kernel << " is not built into this binary";
+  const PlatformConfig platform = a2a3();
+  const RunRequest request = request_for(kernel, ranks, 96 * 1024, platform);
+  const Card card = cost_card(kernel, request.problem, platform);
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.completed) << result.failure;
+  ASSERT_EQ(result.ranks.size(), card.ranks.size());
+  for (std::size_t r = 0; r < card.ranks.size(); ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    EXPECT_EQ(result.ranks[r].remote_read_bytes, card.ranks[r].remote_read_bytes);
+    EXPECT_EQ(result.ranks[r].remote_write_bytes, card.ranks[r].remote_write_bytes);
+    EXPECT_EQ(result.ranks[r].rounds.size(), card.ranks[r].rounds.size());
+    EXPECT_EQ(result.ranks[r].notifies, card.ranks[r].notifies);
+    EXPECT_EQ(result.ranks[r].waits, card.ranks[r].waits);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, CountCard,
+                         ::testing::Combine(::testing::ValuesIn(card_kernels()),
+                                            ::testing::Values(2, 4, 8)),
+                         [](const ::testing::TestParamInfo<CountPoint>& info) {
+                           return std::get<0>(info.param) + "_P" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+// The cards themselves against the tutorial's counts (spec sections 2 and 3), by hand.
+TEST(CardCounts, MatchTheTutorialsFormulas) {
+  const PlatformConfig platform = a2a3();
+  const std::uint64_t n = 96 * 1024;  // 6 chunks of 16 KiB; divisible by 2, 4, 8
+  for (int p : {2, 4, 8}) {
+    Problem problem;
+    problem.ranks = p;
+    problem.elements = n / 4;
+    const std::uint64_t pm1 = p - 1;
+    const Card mesh = cost_card("mesh", problem, platform);
+    const Card two_phase = cost_card("two_phase", problem, platform);
+    const Card ring = cost_card("ring", problem, platform);
+    const Card host_ring = cost_card("host_ring", problem, platform);
+    const Card builtin_mesh = cost_card("builtin_mesh", problem, platform);
+    for (int r = 0; r < p; ++r) {
+      EXPECT_EQ(mesh.ranks[r].remote_read_bytes, pm1 * n);
+      EXPECT_EQ(mesh.ranks[r].notifies, pm1);
+      EXPECT_EQ(two_phase.ranks[r].remote_read_bytes, 2 * pm1 * n / p);
+      EXPECT_EQ(two_phase.ranks[r].waits, 2 * pm1);
+      EXPECT_EQ(ring.ranks[r].remote_read_bytes, 2 * pm1 * n / p);
+      EXPECT_EQ(ring.ranks[r].notifies, 2 * pm1);
+      EXPECT_EQ(ring.ranks[r].rounds.size(), static_cast<std::size_t>(2 * p));
+      EXPECT_EQ(host_ring.ranks[r].waits, (2 * pm1 + 1) * pm1);
+      const std::uint64_t chunks = n / 16384;
+      EXPECT_EQ(builtin_mesh.ranks[r].notifies, pm1 * (chunks + 1) + pm1);
+      EXPECT_EQ(builtin_mesh.ranks[r].waits, pm1 * (chunks + 1));
+      EXPECT_EQ(builtin_mesh.ranks[r].remote_read_bytes, pm1 * n);
+    }
+  }
+}
+
+// alpha_barrier by hand on a2a3: notifies are free, a notify lands after 1500 ns of link and
+// 300 cycles of GM write (166.667 ns); polls every 800 ns: the first wait answers at the 3rd
+// look + one period (4 x 800 ns), each further one after one period.
+TEST(CardTerms, BarrierAndRatesFromTheConfig) {
+  Problem problem;
+  problem.ranks = 4;
+  problem.elements = 1024;
+  const Card card = cost_card("mesh", problem, a2a3());
+  EXPECT_NEAR(card.terms.alpha_barrier_ns, 4 * 800.0 + 2 * 800.0, 1e-6);
+  EXPECT_NEAR(card.terms.alpha_ns, 1500.0 + 1400.0 / 1.8, 1e-6);
+  EXPECT_NEAR(card.terms.beta_ns_per_byte, 1.0 / 28.0, 1e-9);  // the link, 28 GB/s
+  EXPECT_NEAR(card.terms.gamma_ns_per_byte, 1.0 / (128 * 1.8), 1e-9);
+}
+
+TEST(CardErrors, UnknownKernelAndTooManyRanks) {
+  Problem problem;
+  problem.ranks = 4;
+  EXPECT_THROW(cost_card("nope", problem, a2a3()), InputError);
+  problem.ranks = 9;
+  EXPECT_THROW(cost_card("mesh", problem, a2a3()), InputError);
+}
+
+TEST(Crossover, FinderTakesTheSizeFromWhichTheRingStaysAhead) {
+  EXPECT_EQ(find_crossover({1, 2, 3, 4}, {2, 1, 4, 3}), std::optional<std::size_t>(3));
+  EXPECT_EQ(find_crossover({1, 2, 3}, {2, 3, 4}), std::nullopt);
+  EXPECT_EQ(find_crossover({5, 5}, {1, 1}), std::optional<std::size_t>(0));
+}
+
+TEST(Busbw, IsAlgbwTimesTwoPMinusOneOverP) {
+  EXPECT_DOUBLE_EQ(allreduce_busbw(10.0, 2), 10.0);
+  EXPECT_DOUBLE_EQ(allreduce_busbw(10.0, 4), 15.0);
+  EXPECT_DOUBLE_EQ(allreduce_busbw(8.0, 8), 14.0);
+}
+
+// --- the subcommand ---
+
+TEST(CostcardCommand, CsvColumnsBusbwAndDeterminism) {
+  const std::string csv1 = temp_path("costcard_1.csv");
+  const std::string csv2 = temp_path("costcard_2.csv");
+  std::string out;
+  const std::string args = "costcard --kernels mesh --ranks 2,4 -b 1KiB -e 4KiB -f 2 --csv ";
+  ASSERT_EQ(run_binary(args + csv1, out), 0) << out;
+  ASSERT_EQ(run_binary(args + csv2, out), 0) << out;
+  std::ifstream a(csv1), b(csv2);
+  std::stringstream sa, sb;
+  sa << a.rdbuf();
+  sb << b.rdbuf();
+  EXPECT_EQ(sa.str(), sb.str());
+  const auto rows = read_csv(csv1);
+  ASSERT_EQ(rows.size(), 6u);  // 2 P x 3 sizes
+  for (const char* column :
+       {"kernel", "P", "dtype", "op", "bytes_per_rank", "time_ns", "card_time_ns", "deviation_pct",
+        "remote_read_bytes", "card_remote_read_bytes", "rounds", "card_rounds", "algbw_GBps",
+        "busbw_GBps"}) {
+    EXPECT_EQ(rows[0].count(column), 1u) << column;
+  }
+  for (const auto& row : rows) {
+    const int p = std::stoi(row.at("P"));
+    const double bytes = std::stod(row.at("bytes_per_rank"));
+    const double algbw = std::stod(row.at("algbw_GBps"));
+    EXPECT_NEAR(algbw, bytes / std::stod(row.at("time_ns")), 1e-4 * algbw);
+    EXPECT_NEAR(std::stod(row.at("busbw_GBps")), algbw * 2 * (p - 1) / p, 1e-5 * algbw);
+    EXPECT_EQ(row.at("remote_read_bytes"), row.at("card_remote_read_bytes"));
+    EXPECT_EQ(std::stod(row.at("remote_read_bytes")), (p - 1) * bytes);
+    EXPECT_EQ(row.at("rounds"), "3");
+  }
+}
+
+// A synthetic platform where only the poll period T and the DMA queue's rate (beta, 1 ns/B)
+// cost anything, and a notify lands 1 ns after it is sent. Then
+//   mesh ~ P T (barrier: first wait 2T, P-2 more of T) + (P-1) n beta (one queue, in turn)
+//   ring ~ 2(P-1) x 2T (each round's wait) + 2(P-1) n/P beta
+// so the ring wins above n* = (4(P-1) - P) T / ((P-1)(1 - 2/P) beta), never at P = 2.
+TEST(CostcardCommand, CrossoverOnASyntheticPlatform) {
+  const double poll_ns = 1000;
+  const double beta = 1.0;  // ns per byte: 1 byte per cycle at 1 GHz
+  const std::string keys =
+      " --platform.clock_GHz 1 --sync.poll_period_cycles 1000 --dma.remote_bytes_per_cycle 1"
+      " --link.bandwidth_GBps 1000 --link.latency_ns 1 --gm.read_latency_cycles 0"
+      " --gm.write_latency_cycles 0 --gm.bandwidth_GBps 1000000 --dma.mte2_bytes_per_cycle 1e6"
+      " --dma.mte3_bytes_per_cycle 1e6 --vector.bytes_per_cycle 1e6 --vector.startup_cycles 0";
+  std::string out;
+  ASSERT_EQ(run_binary("costcard --kernels mesh,ring --ranks 2,4,8 -b 1KiB -e 64KiB" + keys, out),
+            0)
+      << out;
+  for (int p : {2, 4, 8}) {
+    const std::string head = "ring vs mesh, P = " + std::to_string(p) + ": ";
+    const std::size_t at = out.find(head);
+    ASSERT_NE(at, std::string::npos) << out;
+    const std::string line = out.substr(at + head.size(), out.find('\n', at) - at - head.size());
+    if (p == 2) {
+      EXPECT_EQ(line.rfind("the ring never wins", 0), 0u) << line;
+      continue;
+    }
+    const double n_star = (4.0 * (p - 1) - p) * poll_ns / ((p - 1) * (1 - 2.0 / p) * beta);
+    std::uint64_t expected = 1024;
+    while (static_cast<double>(expected) <= n_star) expected *= 2;
+    EXPECT_EQ(line.rfind("from " + std::to_string(expected / 1024) + "KiB", 0), 0u)
+        << "n* = " << n_star << ": " << line;
+  }
+}
+
+TEST(CostcardCommand, BadInputIsAOneLineErrorWithCode2) {
+  std::string out;
+  EXPECT_EQ(run_binary("costcard --ranks 1", out), 2);
+  EXPECT_EQ(run_binary("costcard -f 1", out), 2);
+  EXPECT_EQ(run_binary("costcard --kernels barrier", out), 2);
+  EXPECT_EQ(run_binary("costcard -b 4KiB -e 1KiB", out), 2);
+  EXPECT_EQ(run_binary("costcard --link.bandwidth_GBps 0", out), 2);
+}
+
+}  // namespace
+}  // namespace ars
