@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "models/clock.h"
+
 namespace ars {
 
 using sc_core::sc_time;
@@ -11,7 +13,7 @@ BandwidthResource::BandwidthResource(std::string name, double bytes_per_ps)
     : name_(std::move(name)), bytes_per_ps_(bytes_per_ps) {}
 
 sc_time BandwidthResource::duration(std::uint64_t bytes) const {
-  return sc_time(static_cast<double>(bytes) / bytes_per_ps_, sc_core::SC_PS);
+  return ps(static_cast<double>(bytes) / bytes_per_ps_);
 }
 
 BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest,

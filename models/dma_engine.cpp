@@ -96,8 +96,8 @@ sc_time DmaEngine::execute(const Request& request) {
   for (std::uint64_t offset = 0; offset < request.bytes; offset += burst_bytes_) {
     const std::uint64_t length = std::min(burst_bytes_, request.bytes - offset);
     // Bursts leave at the queue's rate, timed from the start so rounding never accumulates.
-    const sc_time issue = start + sc_time(std::floor(offset / rate), sc_core::SC_PS);
-    const sc_time issued_by = start + sc_time(std::floor((offset + length) / rate), sc_core::SC_PS);
+    const sc_time issue = start + ps(std::floor(offset / rate));
+    const sc_time issued_by = start + ps(std::floor((offset + length) / rate));
     if (issue > sc_core::sc_time_stamp()) sc_core::wait(issue - sc_core::sc_time_stamp());
     trans.set_address(request.gm_address + offset);
     trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset + offset);
@@ -116,7 +116,7 @@ sc_time DmaEngine::execute(const Request& request) {
         finish, std::max(issued_by, sc_core::sc_time_stamp() + timing->tail) + timing->latency);
   }
   // The queue is free once its last burst has left at the queue's rate.
-  const sc_time issued_all = start + sc_time(std::floor(request.bytes / rate), sc_core::SC_PS);
+  const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
   if (issued_all > sc_core::sc_time_stamp()) sc_core::wait(issued_all - sc_core::sc_time_stamp());
   return finish;
 }
