@@ -9,6 +9,8 @@ extern const KernelSpec kMesh;
 extern const KernelSpec kTwoPhase;
 extern const KernelSpec kRing;
 extern const KernelSpec kHostRing;
+extern const KernelSpec kBuiltinMesh;
+extern const KernelSpec kBuiltinRing;
 }  // namespace kernels
 
 const std::vector<KernelSpec>& kernel_registry() {
@@ -18,6 +20,8 @@ const std::vector<KernelSpec>& kernel_registry() {
       kernels::kTwoPhase,
       kernels::kRing,
       kernels::kHostRing,
+      kernels::kBuiltinMesh,
+      kernels::kBuiltinRing,
   };
   return registry;
 }

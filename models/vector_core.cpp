@@ -61,7 +61,9 @@ void VectorCore::run() {
     binding_.body(*this);
   } catch (const std::exception& error) {
     failure_ = "rank " + std::to_string(rank()) + ": " + error.what();
-    sc_core::sc_stop();
+    // Several ranks may fail in the same instant; only the first stops the simulation.
+    if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
+      sc_core::sc_stop();
     return;
   }
   stats_.finish_ps = sc_time_stamp().value();
@@ -80,6 +82,7 @@ void VectorCore::begin_round(const char* phase) {
   next.phase = phase;
   next.start_ps = sc_time_stamp().value();
   stats_.rounds.push_back(next);
+  log("round index=" + std::to_string(next.round) + " phase=" + next.phase);
   if (sink_ != nullptr) {
     sink_->record_text(phase_var_, next.start_ps, phase);
     sink_->record(round_var_, next.start_ps, next.round);
@@ -92,7 +95,7 @@ void VectorCore::spend(const sc_time& span, std::uint64_t RoundRecord::*bucket) 
 }
 
 void VectorCore::log(const std::string& line) {
-  if (record_schedule_) schedule_.push_back("rank " + std::to_string(rank()) + " " + line);
+  if (record_schedule_) schedule_.push_back("rank=" + std::to_string(rank()) + " op=" + line);
 }
 
 Tensor VectorCore::input() const {
@@ -182,7 +185,8 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
   ++stats_.transfers;
   if (record_schedule_) {
     std::ostringstream line;
-    line << op << " peer=" << peer << " " << info.name << "[" << offset << "] bytes=" << bytes;
+    line << op << " peer=" << peer << " window=" << info.name << " offset=" << offset
+         << " bytes=" << bytes;
     if (atomic_add) line << " atomic_add";
     log(line.str());
   }
@@ -240,8 +244,8 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   const std::uint64_t index = stats_.notifies++;
   const Fault* dropped = find_fault(Fault::Kind::DropNotify, index);
   if (const Fault* changed = find_fault(Fault::Kind::NotifyValue, index)) value = changed->value;
-  log("notify peer=" + std::to_string(peer) + " " + info.name + "[" + std::to_string(row) + "," +
-      std::to_string(col) + "] " + to_string(op) + " " + std::to_string(value) +
+  log("notify peer=" + std::to_string(peer) + " cell=" + info.name + "[" + std::to_string(row) +
+      "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
       (dropped != nullptr ? " dropped" : ""));
   // Pipe barrier, cache-line flush and the atomic's issue, before the write leaves the core.
   spend(notify_cost_, &RoundRecord::barrier_ps);
@@ -268,8 +272,8 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
       info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col);
   const std::uint64_t index = stats_.waits++;
   const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
-  log("wait " + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
-      to_string(cmp) + " " + std::to_string(expected) + (skipped ? " skipped" : ""));
+  log("wait cell=" + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
+      to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : ""));
   if (skipped) return;
   const sc_time begin = sc_time_stamp();
   auto satisfied = [&] {

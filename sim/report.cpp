@@ -47,7 +47,12 @@ void print_report(std::ostream& out, const RunResult& result) {
     }
   }
   out << "\n";
-  if (result.completed) out << "device time: " << result.device_time_ns << " ns\n";
+  if (result.completed) {
+    out << "device time: " << result.device_time_ns << " ns\n";
+    out << "signal: "
+        << (result.signal_clear ? "all zero at the end" : "not clear, " + result.signal_residue)
+        << "\n";
+  }
   out << std::setprecision(3) << "simulation: " << result.simulated_operations << " operations in "
       << result.wall_seconds << " s wall (" << std::setprecision(0)
       << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
@@ -59,6 +64,10 @@ void print_report(std::ostream& out, const RunResult& result) {
   }
   if (!result.checked) {
     out << "timing only: no payload moved, result not checked\n";
+    return;
+  }
+  if (!result.correct && result.mismatch_count == 0) {
+    out << "the kernel left its signal non-zero, so the next call cannot reuse it\nFAILED\n";
     return;
   }
   if (!result.correct) {
@@ -95,6 +104,7 @@ std::string to_json(const RunResult& result) {
   j["correct"] = result.correct;
   if (!result.completed) j["failure"] = result.failure;
   j["mismatches"] = result.mismatch_count;
+  j["signal_clear"] = result.signal_clear;
   j["ranks"] = ordered_json::array();
   j["rounds"] = ordered_json::array();
   for (const RankStats& s : result.ranks) {

@@ -44,6 +44,10 @@ struct RunResult {
   std::string failure;               // deadlock, timeout or error report when not completed
   std::vector<Mismatch> mismatches;  // the first few
   std::uint64_t mismatch_count = 0;
+  // Every signal cell of every rank is zero after the run; the builtins promise it (their
+  // epilogue clears the signal for the next call), so for them a residue is a failure.
+  bool signal_clear = false;
+  std::string signal_residue;  // the first non-zero cell, when there is one
   std::vector<RankStats> ranks;
   std::vector<std::string> schedule;       // one line per executed operation, rank by rank
   double device_time_ns = 0;               // latest finish minus earliest start
