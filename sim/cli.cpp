@@ -137,7 +137,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
         "platform: a name in configs/ (a2a3, ring8, switch16; a2a3sim = a2a3) or an INI path")(
         "devices,d", po::value<std::string>()->default_value("0,1,2,3"),
         "devices taking part, comma-separated; P = their count")(
-        "kernel,k", po::value<std::string>()->default_value("mesh"), "kernel to run (see below)")(
+        "kernel,k", po::value<std::string>()->default_value("builtin"),
+        "kernel to run (see below); builtin = builtin_mesh or builtin_ring by --mode")(
         "op", po::value<std::string>()->default_value("sum"), "reduce op: sum, max, min, prod")(
         "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
         "size", po::value<std::string>()->default_value("64"),
@@ -183,8 +184,6 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       return 0;
     }
     request.devices = parse_devices(vm["devices"].as<std::string>());
-    request.kernel = vm["kernel"].as<std::string>();
-    find_kernel(request.kernel);
     Problem& problem = request.problem;
     problem.dtype = parse_dtype(vm["dtype"].as<std::string>());
     problem.op = parse_op(vm["op"].as<std::string>());
@@ -193,6 +192,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     if (problem.mode != "mesh" && problem.mode != "ring") {
       throw InputError("--mode: unknown mode '" + problem.mode + "' (mesh or ring)");
     }
+    request.kernel = vm["kernel"].as<std::string>();
+    if (request.kernel == "builtin") request.kernel = "builtin_" + problem.mode;
+    find_kernel(request.kernel);
     problem.repeat = vm["repeat"].as<int>();
     if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");
     if (vm.count("signal-shape"))
