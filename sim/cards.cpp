@@ -325,15 +325,18 @@ void host_ring(Timeline& t, const Problem& p) {
   copy_chunks(t, p.ranks, chunk, tiles, element);
 }
 
-// Spec 3.1: ready barrier, then per 16 KiB chunk: own load, a pull and reduce per peer in
-// turn, a chunk barrier, a store; a self-clearing epilogue.
+// Spec 3.1 as kernels/builtin_mesh.cpp lowers it: stage-in, a ready barrier, then per 16 KiB
+// chunk an own load, a pull and reduce per peer in turn, a chunk barrier and a store; a
+// self-clearing epilogue, stage-out.
 void builtin_mesh(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const Chunks tiles = Tiling(p.elements, p.dtype, 2).chunks();
+  t.begin_round("stage-in");
+  copy_vector(t, tiles, element);
   t.begin_round("ready");
   t.barrier();
+  t.begin_round("exchange");
   for (const auto& [offset, count] : tiles) {
-    t.begin_round("chunk");
     t.load(offset * element, count * element);
     for (int peer : peers_from(t.rank(), p.ranks, 1)) {
       t.remote_load(peer, offset * element, count * element);
@@ -344,6 +347,8 @@ void builtin_mesh(Timeline& t, const Problem& p) {
   }
   t.begin_round("epilogue");
   t.self_notifies(p.ranks - 1);
+  t.begin_round("stage-out");
+  copy_vector(t, tiles, element);
 }
 
 // Spec 3.2's segments: floor(i N / P), FP16 interior boundaries rounded up to 16 elements.
@@ -358,32 +363,33 @@ std::vector<std::uint64_t> ring_segment_bounds(const Problem& p) {
   return bounds;
 }
 
-// Spec 3.2: per round and subchunk a ready barrier, a pull from the left (+ reduce in RS), a
-// read-complete barrier and a store; then the epilogue.
+// Spec 3.2 as kernels/builtin_ring.cpp lowers it: stage-in; per round and subchunk a ready
+// barrier, (RS: an own load) a pull from the left (RS: a reduce), a read-complete barrier and
+// a store; the epilogue, stage-out.
 void builtin_ring(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const std::vector<std::uint64_t> bounds = ring_segment_bounds(p);
-  std::uint64_t largest = 0;
-  for (int i = 0; i < p.ranks; ++i) largest = std::max(largest, bounds[i + 1] - bounds[i]);
-  const std::uint64_t sub = kChunkBytes / element;
-  const std::uint64_t subchunks = std::max<std::uint64_t>(1, (largest + sub - 1) / sub);
+  std::uint64_t longest = 0;
+  for (int i = 0; i < p.ranks; ++i) longest = std::max(longest, bounds[i + 1] - bounds[i]);
+  const std::uint64_t sub = Tiling(longest, p.dtype, 2).tile_elements;
+  const std::uint64_t subchunks = (longest + sub - 1) / sub;
+  const Chunks staging = Tiling(p.elements, p.dtype, 2).chunks();
   const int left = (t.rank() - 1 + p.ranks) % p.ranks;
   const int rounds = 2 * (p.ranks - 1);
+  t.begin_round("stage-in");
+  copy_vector(t, staging, element);
   for (int s = 0; s < rounds; ++s) {
     const RingRound r = ring_round(t.rank(), p.ranks, s);
     t.begin_round(r.reduces ? "RS" : "AG");
-    const std::uint64_t begin = bounds[r.chunk];
     const std::uint64_t end = bounds[r.chunk + 1];
     for (std::uint64_t k = 0; k < subchunks; ++k) {
-      const std::uint64_t from = std::min(end, begin + k * sub);
-      const std::uint64_t count = std::min(end, from + sub) - from;
+      const std::uint64_t from = bounds[r.chunk] + k * sub;
+      const std::uint64_t count = from < end ? std::min(sub, end - from) : 0;
       t.barrier();
       if (count > 0) {
+        if (r.reduces) t.load(from * element, count * element);
         t.remote_load(left, from * element, count * element);
-        if (r.reduces) {
-          t.load(from * element, count * element);
-          t.reduce(count * element);
-        }
+        if (r.reduces) t.reduce(count * element);
       }
       t.barrier();
       if (count > 0) t.store(from * element, count * element);
@@ -391,6 +397,8 @@ void builtin_ring(Timeline& t, const Problem& p) {
   }
   t.begin_round("epilogue");
   t.self_notifies(rounds * (p.ranks - 1));
+  t.begin_round("stage-out");
+  copy_vector(t, staging, element);
 }
 
 using Schedule = void (*)(Timeline&, const Problem&);

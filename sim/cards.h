@@ -38,13 +38,17 @@
 //   host_ring:    the ring's rounds in 256-element tiles, each round opened by alpha_barrier
 //                 instead of the neighbour handshake, plus a final alpha_barrier.
 //                 Bytes 2 (P-1)/P n; rounds 2P+1; notifies = waits = (2(P-1)+1)(P-1).
-//   builtin_mesh: ready alpha_barrier, then per 16 KiB chunk k of C: local load, P-1 pulls
-//                 and reduces, a chunk alpha_barrier, a store; epilogue P-1 self-notifies.
-//                 Bytes (P-1) n; notifies (P-1)(C+1) + (P-1); waits (P-1)(C+1).
-//   builtin_ring: 2(P-1) rounds, each of K subchunks (<= 16 KiB of a segment): ready
-//                 alpha_barrier, pull from the left (+ reduce in RS), read-complete
-//                 alpha_barrier, store; epilogue 2(P-1)(P-1) self-notifies.
-//                 Bytes 2n - seg(r-1) - seg(r); notifies 4K(P-1)^2 + 2(P-1)^2; waits 4K(P-1)^2.
+//   builtin_mesh: S + ready alpha_barrier + per 16 KiB chunk [load + (P-1) blocking
+//                 (alpha + c beta + gamma_0 + c gamma) + alpha_barrier + store] +
+//                 (P-1) nu + stage-out
+//                 ~ (C+1) alpha_barrier + (P-1)(C alpha + n beta + n gamma) + copies.
+//                 Bytes (P-1) n; rounds 5; notifies (P-1)(C+1) + (P-1); waits (P-1)(C+1).
+//   builtin_ring: S + 2(P-1) rounds of K subchunks (<= 16 KiB of a segment) [alpha_barrier +
+//                 (RS: load) pull from the left (RS: reduce) + alpha_barrier + store] +
+//                 2(P-1)(P-1) nu + stage-out
+//                 ~ 4K(P-1) alpha_barrier + 2(P-1) K alpha + 2(P-1)/P n beta + copies.
+//                 Bytes 2n - seg(r-1) - seg(r); rounds 2P+2; notifies 4K(P-1)^2 + 2(P-1)^2;
+//                 waits 4K(P-1)^2.
 // The tutorial's reference forms (spec section 4) are the leading terms: ring
 // 2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma; mesh with one port alpha_barrier +
 // (P-1)(alpha + n beta + n gamma) (here the pulls pipeline, so one alpha and the reduces

@@ -340,8 +340,10 @@ class Progress {
   void operator()(std::size_t done, std::size_t total) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (elapsed < 1.0) return;
+    // Quiet for short sweeps; then at most four updates a second, and always the last one.
+    if (elapsed < 1.0 || (done < total && elapsed - last_shown_ < 0.25)) return;
     shown_ = true;
+    last_shown_ = elapsed;
     const double left = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
     err_ << "\rcostcard: " << done << "/" << total << " points, " << std::fixed
          << std::setprecision(1) << elapsed << " s elapsed, about " << left << " s left   "
@@ -355,6 +357,7 @@ class Progress {
   std::ostream& err_;
   std::chrono::steady_clock::time_point start_;
   bool shown_ = false;
+  double last_shown_ = 0;
 };
 
 }  // namespace
