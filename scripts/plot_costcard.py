@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Plots of a cost-card sweep and of one run's rounds.
 
   plot_costcard.py sweep COSTCARD.csv OUTDIR   time vs size per kernel (card as a line) and
@@ -6,7 +6,8 @@
   plot_costcard.py rounds RUN.json OUT.png     stacked barrier/transfer/reduce bars per round
                                                of every rank (from allreduce-sim --json)
 
-Needs python3-matplotlib (Debian); installed on demand, since only plotting uses it.
+Needs Debian's python3-matplotlib (apt-get install python3-matplotlib), kept out of
+scripts/setup.sh because only plotting uses it; run with Debian's /usr/bin/python3.
 """
 import csv
 import json
