@@ -66,12 +66,14 @@ void MeshP8x4MiB(benchmark::State& state) {
 }
 BENCHMARK(MeshP8x4MiB)->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
 
-SC_MODULE(Ticker){SC_CTOR(Ticker){SC_THREAD(tick);
-}  // namespace
-void tick() {
-  for (;;) wait(1, sc_core::SC_NS);
-}
-};  // namespace ars
+// A plain struct rather than SC_MODULE/SC_CTOR: clang-format cannot lay those macros out.
+struct Ticker : sc_core::sc_module {
+  explicit Ticker(sc_core::sc_module_name name) : sc_module(name) { SC_THREAD(tick); }
+  SC_HAS_PROCESS(Ticker);
+  void tick() {
+    for (;;) wait(1, sc_core::SC_NS);
+  }
+};
 
 void SystemCWaitOneNs(benchmark::State& state) {
   constexpr int kWaitsPerIteration = 100000;
