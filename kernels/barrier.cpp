@@ -42,17 +42,11 @@ void body(Rank& r) {
   const Tiling tiling(r.problem().elements, r.problem().dtype, 2);
   const Tile tile = r.alloc(tiling.tile_elements, r.problem().dtype);
   r.begin_round("stage-in");
-  for (const auto& [offset, count] : tiling.chunks()) {
-    r.load(tile, x, offset, count);
-    r.store(tile, data, offset, count);
-  }
+  copy_through_ub(r, tile, x, data, tiling);
   r.begin_round("barrier");
   barrier(r, r.signal("signal"));
   r.begin_round("stage-out");
-  for (const auto& [offset, count] : tiling.chunks()) {
-    r.load(tile, data, offset, count);
-    r.store(tile, y, offset, count);
-  }
+  copy_through_ub(r, tile, data, y, tiling);
   r.release(tile);
 }
 

@@ -54,10 +54,7 @@ void body(Rank& r) {
 
   for (int call = 0; call < p.repeat; ++call) {
     r.begin_round("stage-in");
-    for (const auto& [offset, count] : chunks) {
-      r.load(acc, x, offset, count);
-      r.store(acc, data, offset, count);
-    }
+    copy_through_ub(r, acc, x, data, tiling);
     r.begin_round("ready");
     barrier(r, signal, 0, 1);
     r.begin_round("exchange");
@@ -78,10 +75,7 @@ void body(Rank& r) {
       if (src != me) r.notify(signal, me, src, 0, -(1 + chunk_count), NotifyOp::AtomicAdd);
     }
     r.begin_round("stage-out");
-    for (const auto& [offset, count] : chunks) {
-      r.load(acc, data, offset, count);
-      r.store(acc, y, offset, count);
-    }
+    copy_through_ub(r, acc, data, y, tiling);
   }
   r.release(incoming);
   r.release(acc);

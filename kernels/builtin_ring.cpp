@@ -88,10 +88,7 @@ void body(Rank& r) {
 
   for (int call = 0; call < p.repeat; ++call) {
     r.begin_round("stage-in");
-    for (const auto& [offset, count] : staging.chunks()) {
-      r.load(acc, x, offset, count);
-      r.store(acc, data, offset, count);
-    }
+    copy_through_ub(r, acc, x, data, staging);
     for (int round = 0; round < rounds; ++round) {
       const RingRound ring = ring_round(me, ranks, round);
       const bool reduce_scatter = ring.reduces;
@@ -122,10 +119,7 @@ void body(Rank& r) {
       }
     }
     r.begin_round("stage-out");
-    for (const auto& [offset, count] : staging.chunks()) {
-      r.load(acc, data, offset, count);
-      r.store(acc, y, offset, count);
-    }
+    copy_through_ub(r, acc, data, y, staging);
   }
   r.release(incoming);
   r.release(acc);

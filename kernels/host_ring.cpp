@@ -66,10 +66,7 @@ void body(Rank& r) {
 
   r.begin_round("stage-in");
   for (int q = 0; q < ranks; ++q) {
-    for (const auto& [offset, count] : tiling.chunks()) {
-      r.load(acc, x, q * chunk + offset, count);
-      r.store(acc, data, q * chunk + offset, count);
-    }
+    copy_through_ub(r, acc, x, data, tiling, q * chunk);
   }
 
   for (int s = 0; s < rounds; ++s) {
@@ -83,10 +80,7 @@ void body(Rank& r) {
 
   r.begin_round("stage-out");
   for (int q = 0; q < ranks; ++q) {
-    for (const auto& [offset, count] : tiling.chunks()) {
-      r.load(acc, data, q * chunk + offset, count);
-      r.store(acc, y, q * chunk + offset, count);
-    }
+    copy_through_ub(r, acc, data, y, tiling, q * chunk);
   }
   r.release(incoming);
   r.release(acc);

@@ -31,10 +31,7 @@ void body(Rank& r) {
   for (int k = 1; k < ranks; ++k) incoming.push_back(r.alloc(tiling.tile_elements, dtype));
 
   r.begin_round("stage-in");
-  for (const auto& [offset, count] : tiling.chunks()) {
-    r.load(acc, x, offset, count);
-    r.store(acc, data, offset, count);
-  }
+  copy_through_ub(r, acc, x, data, tiling);
   r.begin_round("barrier");
   barrier(r, r.signal("signal"));
   r.begin_round("exchange");

@@ -15,13 +15,8 @@ extern const KernelSpec kBuiltinRing;
 
 const std::vector<KernelSpec>& kernel_registry() {
   static const std::vector<KernelSpec> registry = {
-      kernels::kBarrier,
-      kernels::kMesh,
-      kernels::kTwoPhase,
-      kernels::kRing,
-      kernels::kHostRing,
-      kernels::kBuiltinMesh,
-      kernels::kBuiltinRing,
+      kernels::kBarrier,  kernels::kMesh,        kernels::kTwoPhase,    kernels::kRing,
+      kernels::kHostRing, kernels::kBuiltinMesh, kernels::kBuiltinRing,
   };
   return registry;
 }

@@ -21,4 +21,12 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> Tiling::chunks() const {
   return out;
 }
 
+void copy_through_ub(Rank& r, const Tile& tile, const Tensor& from, const Tensor& to,
+                     const Tiling& tiling, std::uint64_t base) {
+  for (const auto& [offset, count] : tiling.chunks()) {
+    r.load(tile, from, base + offset, count);
+    r.store(tile, to, base + offset, count);
+  }
+}
+
 }  // namespace ars

@@ -23,4 +23,9 @@ struct Tiling {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> chunks() const;
 };
 
+// Copies elements [base, base + tiling.elements) of `from` to `to` through the UB, tile by
+// tile: the kernels' stage-in and stage-out.
+void copy_through_ub(Rank& r, const Tile& tile, const Tensor& from, const Tensor& to,
+                     const Tiling& tiling, std::uint64_t base = 0);
+
 }  // namespace ars

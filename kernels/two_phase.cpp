@@ -46,10 +46,7 @@ void body(Rank& r) {
 
   r.begin_round("stage-in");
   for (int q = 0; q < ranks; ++q) {
-    for (const auto& [offset, count] : tiling.chunks()) {
-      r.load(tiles[0], x, q * chunk + offset, count);
-      r.store(tiles[0], data, q * chunk + offset, count);
-    }
+    copy_through_ub(r, tiles[0], x, data, tiling, q * chunk);
   }
   r.begin_round("barrier A");
   row_barrier(r, signal, kRowBarrierA);
