@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
 #include "sim/config.h"
+#include "sim/memory_guard.h"
 #include "sim/report.h"
 #include "sim/run.h"
 
@@ -127,94 +129,121 @@ std::uint64_t parse_size(const std::string& text, DType dtype) {
   return value / dtype_bytes(dtype);
 }
 
+CommandLine parse_run_request(int argc, const char* const* argv) {
+  CommandLine command;
+  PlatformConfig cli_platform;  // receives nothing: platform keys are applied over the file
+  po::options_description run("Run options");
+  run.add_options()("help,h", "show this help")(
+      "platform,p", po::value<std::string>()->default_value("a2a3"),
+      "platform: a name in configs/ (a2a3, ring8, switch16; a2a3sim = a2a3) or an INI path")(
+      "devices,d", po::value<std::string>()->default_value("0,1,2,3"),
+      "devices taking part, comma-separated; P = their count")(
+      "kernel,k", po::value<std::string>()->default_value("builtin"),
+      "kernel to run (see below); builtin = builtin_mesh or builtin_ring by --mode")(
+      "op", po::value<std::string>()->default_value("sum"), "reduce op: sum, max, min, prod")(
+      "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
+      "size", po::value<std::string>()->default_value("64"),
+      "per rank: elements, or bytes with a B/KiB/MiB/GiB suffix")(
+      "mode", po::value<std::string>()->default_value("mesh"),
+      "the builtin's algorithm: mesh or ring")("repeat", po::value<int>()->default_value(1),
+                                               "allreduce calls in one kernel")(
+      "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
+      "json", po::value<std::string>(), "write the run as JSON to FILE")(
+      "vcd", po::value<std::string>(), "write a VCD waveform (1 ns unit) to FILE")(
+      "dump-schedule", po::value<std::string>(), "write every rank's executed operations to FILE")(
+      "timing-only", "move no payload bytes (no golden check): for large scale studies")(
+      "max-sim-time", po::value<double>()->default_value(1e10),
+      "stop a run that has not finished after this many simulated ns")(
+      "print-config", "print the platform's resolved configuration as INI and exit")(
+      "memory-limit", po::value<std::string>(),
+      "refuse a run whose estimated memory exceeds BYTES (KiB/MiB/GiB/TiB suffixes); "
+      "default 80 % of physical memory")(
+      "fault", po::value<std::vector<std::string>>(),
+      "inject a fault (repeatable): drop-notify:RANK:INDEX, notify-value:RANK:INDEX:VALUE, "
+      "skip-wait:RANK:INDEX (INDEX counts the rank's notifies or waits from 0), stall:RANK");
+  po::options_description all;
+  all.add(run).add(platform_options(cli_platform));
+
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, all), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(e.what());
+  }
+  if (vm.count("help")) {
+    std::ostringstream help;
+    help << "allreduce-sim: a timed SystemC/TLM simulator of allreduce on Ascend-class devices\n\n"
+         << "usage: allreduce-sim [-p PLATFORM] [-d 0,1,2,3] [--kernel K] [--op OP] [--dtype T]\n"
+         << "                     [--size N|NKiB|NMiB] [--json FILE] [--vcd FILE] [platform "
+            "keys]\n\n"
+         << all << "\nKernels:\n"
+         << kernel_list()
+         << "\nExit codes: 0 correct (last line OK), 1 wrong result or a run that cannot finish\n"
+         << "(deadlock, time limit), 2 bad input.\n";
+    command.action = CommandLine::Action::Help;
+    command.text = help.str();
+    return command;
+  }
+
+  RunRequest& request = command.request;
+  request.platform = load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
+  if (vm.count("print-config")) {
+    command.action = CommandLine::Action::PrintConfig;
+    command.text = to_ini(request.platform);
+    return command;
+  }
+  request.devices = parse_devices(vm["devices"].as<std::string>());
+  Problem& problem = request.problem;
+  problem.dtype = parse_dtype(vm["dtype"].as<std::string>());
+  problem.op = parse_op(vm["op"].as<std::string>());
+  problem.elements = parse_size(vm["size"].as<std::string>(), problem.dtype);
+  problem.mode = vm["mode"].as<std::string>();
+  if (problem.mode != "mesh" && problem.mode != "ring") {
+    throw InputError("--mode: unknown mode '" + problem.mode + "' (mesh or ring)");
+  }
+  request.kernel = vm["kernel"].as<std::string>();
+  if (request.kernel == "builtin") request.kernel = "builtin_" + problem.mode;
+  find_kernel(request.kernel);
+  problem.repeat = vm["repeat"].as<int>();
+  if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");
+  if (vm.count("signal-shape"))
+    problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());
+  request.timing_only = vm.count("timing-only") > 0;
+  request.max_sim_time_ns = vm["max-sim-time"].as<double>();
+  if (!(request.max_sim_time_ns > 0) || request.max_sim_time_ns > 1e15) {
+    throw InputError("--max-sim-time: must be a positive number of ns up to 1e15");
+  }
+  if (vm.count("memory-limit"))
+    request.memory_limit_bytes = parse_memory_limit(vm["memory-limit"].as<std::string>());
+  if (vm.count("fault")) {
+    for (const std::string& text : vm["fault"].as<std::vector<std::string>>())
+      request.faults.push_back(Fault::parse(text));
+  }
+  command.json_path = vm.count("json") ? vm["json"].as<std::string>() : "";
+  command.schedule_path = vm.count("dump-schedule") ? vm["dump-schedule"].as<std::string>() : "";
+  check_writable("--json", command.json_path);
+  check_writable("--dump-schedule", command.schedule_path);
+  if (vm.count("vcd")) {
+    check_writable("--vcd", vm["vcd"].as<std::string>());
+    request.vcd_path = vm["vcd"].as<std::string>();
+  }
+  request.record_schedule = !command.schedule_path.empty();
+  return command;
+}
+
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   std::string vcd_path;
   try {
-    PlatformConfig cli_platform;  // receives nothing: platform keys are applied over the file
-    po::options_description run("Run options");
-    run.add_options()("help,h", "show this help")(
-        "platform,p", po::value<std::string>()->default_value("a2a3"),
-        "platform: a name in configs/ (a2a3, ring8, switch16; a2a3sim = a2a3) or an INI path")(
-        "devices,d", po::value<std::string>()->default_value("0,1,2,3"),
-        "devices taking part, comma-separated; P = their count")(
-        "kernel,k", po::value<std::string>()->default_value("builtin"),
-        "kernel to run (see below); builtin = builtin_mesh or builtin_ring by --mode")(
-        "op", po::value<std::string>()->default_value("sum"), "reduce op: sum, max, min, prod")(
-        "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
-        "size", po::value<std::string>()->default_value("64"),
-        "per rank: elements, or bytes with a B/KiB/MiB/GiB suffix")(
-        "mode", po::value<std::string>()->default_value("mesh"),
-        "the builtin's algorithm: mesh or ring")("repeat", po::value<int>()->default_value(1),
-                                                 "allreduce calls in one kernel")(
-        "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
-        "json", po::value<std::string>(), "write the run as JSON to FILE")(
-        "vcd", po::value<std::string>(), "write a VCD waveform (1 ns unit) to FILE")(
-        "dump-schedule", po::value<std::string>(),
-        "write every rank's executed operations to FILE")(
-        "timing-only", "move no payload bytes (no golden check): for large scale studies")(
-        "max-sim-time", po::value<double>()->default_value(1e10),
-        "stop a run that has not finished after this many simulated ns")(
-        "print-config", "print the platform's resolved configuration as INI and exit");
-    po::options_description all;
-    all.add(run).add(platform_options(cli_platform));
-
-    po::variables_map vm;
-    try {
-      po::store(po::parse_command_line(argc, argv, all), vm);
-      po::notify(vm);
-    } catch (const po::error& e) {
-      throw InputError(e.what());
-    }
-    if (vm.count("help")) {
-      out << "allreduce-sim: a timed SystemC/TLM simulator of allreduce on Ascend-class devices\n\n"
-          << "usage: allreduce-sim [-p PLATFORM] [-d 0,1,2,3] [--kernel K] [--op OP] [--dtype T]\n"
-          << "                     [--size N|NKiB|NMiB] [--json FILE] [--vcd FILE] [platform "
-             "keys]\n\n"
-          << all << "\nKernels:\n"
-          << kernel_list()
-          << "\nExit codes: 0 correct (last line OK), 1 wrong result or a run that cannot finish\n"
-          << "(deadlock, time limit), 2 bad input.\n";
+    const CommandLine command = parse_run_request(argc, argv);
+    if (command.action != CommandLine::Action::Run) {
+      out << command.text;
       return 0;
     }
-
-    RunRequest request;
-    request.platform = load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
-    if (vm.count("print-config")) {
-      out << to_ini(request.platform);
-      return 0;
-    }
-    request.devices = parse_devices(vm["devices"].as<std::string>());
-    Problem& problem = request.problem;
-    problem.dtype = parse_dtype(vm["dtype"].as<std::string>());
-    problem.op = parse_op(vm["op"].as<std::string>());
-    problem.elements = parse_size(vm["size"].as<std::string>(), problem.dtype);
-    problem.mode = vm["mode"].as<std::string>();
-    if (problem.mode != "mesh" && problem.mode != "ring") {
-      throw InputError("--mode: unknown mode '" + problem.mode + "' (mesh or ring)");
-    }
-    request.kernel = vm["kernel"].as<std::string>();
-    if (request.kernel == "builtin") request.kernel = "builtin_" + problem.mode;
-    find_kernel(request.kernel);
-    problem.repeat = vm["repeat"].as<int>();
-    if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");
-    if (vm.count("signal-shape"))
-      problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());
-    request.timing_only = vm.count("timing-only") > 0;
-    request.max_sim_time_ns = vm["max-sim-time"].as<double>();
-    if (!(request.max_sim_time_ns > 0) || request.max_sim_time_ns > 1e15) {
-      throw InputError("--max-sim-time: must be a positive number of ns up to 1e15");
-    }
-    const std::string json_path = vm.count("json") ? vm["json"].as<std::string>() : "";
-    const std::string schedule_path =
-        vm.count("dump-schedule") ? vm["dump-schedule"].as<std::string>() : "";
-    check_writable("--json", json_path);
-    check_writable("--dump-schedule", schedule_path);
-    if (vm.count("vcd")) {
-      check_writable("--vcd", vm["vcd"].as<std::string>());
-      request.vcd_path = vcd_path = vm["vcd"].as<std::string>();
-    }
-    request.record_schedule = !schedule_path.empty();
-
+    const RunRequest& request = command.request;
+    const std::string& json_path = command.json_path;
+    const std::string& schedule_path = command.schedule_path;
+    vcd_path = request.vcd_path;
     const RunResult result = run_allreduce(request);
     print_report(out, result);
     if (!json_path.empty()) write_file(json_path, to_json(result));
@@ -223,6 +252,12 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   } catch (const InputError& e) {
     if (!vcd_path.empty()) std::remove(vcd_path.c_str());
     err << "allreduce-sim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // The memory guard's estimate fell short of what the run really took.
+    if (!vcd_path.empty()) std::remove(vcd_path.c_str());
+    err << "allreduce-sim: error: out of memory; lower --memory-limit or --size, or use "
+           "--timing-only\n";
     return 2;
   }
 }

@@ -1,0 +1,176 @@
+// The bad-input catalogue: every row runs the allreduce-sim binary with one bad command line,
+// config file or size and expects exit code 2, one line on stderr naming the offending value,
+// no crash and no output file left behind.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/run_process.h"
+
+namespace ars {
+namespace {
+
+using test::ProcessResult;
+using test::ScratchDir;
+
+struct BadInput {
+  const char* name;
+  std::vector<std::string> args;  // "{dir}" is the scratch directory, "{ini}" the config file
+  const char* ini;                // content of {ini}, or nullptr for no file
+  const char* names;              // stderr must contain this
+  bool add_outputs = true;        // also ask for --json/--vcd/--dump-schedule in {dir}
+};
+
+std::ostream& operator<<(std::ostream& out, const BadInput& row) {
+  return out << row.name;
+}
+
+const BadInput kRows[] = {
+    // The command line.
+    {"UnknownOption", {"--bogus"}, nullptr, "'--bogus'"},
+    {"OptionWithoutValue", {"--size"}, nullptr, "'--size'", false},
+    {"UnknownKernel", {"-k", "tree_reduce"}, nullptr, "'tree_reduce'"},
+    {"UnknownOp", {"--op", "xor"}, nullptr, "'xor'"},
+    {"UnknownDtype", {"--dtype", "int8"}, nullptr, "'int8'"},
+    {"UnknownMode", {"--mode", "tree"}, nullptr, "'tree'"},
+    {"DevicesEmpty", {"-d", ""}, nullptr, "-d: no devices given"},
+    {"DevicesEmptyItem", {"-d", "0,,1"}, nullptr, "'' is not a device number (in '0,,1')"},
+    {"DevicesDuplicate", {"-d", "0,1,1"}, nullptr, "device 1 is listed twice"},
+    {"DevicesNonNumeric", {"-d", "0,x"}, nullptr, "'x' is not a device number"},
+    {"DevicesNegative", {"-d", "-1,0"}, nullptr, "'-1' is not a device number"},
+    {"DevicesOutsideTopology", {"-d", "0,8"}, nullptr, "device 8 is not in the topology of 8"},
+    {"DevicesOutsideSwitch16", {"-p", "switch16", "-d", "0,16"}, nullptr, "device 16"},
+    {"SizeZero", {"--size", "0"}, nullptr, "'0'"},
+    {"SizeNegative", {"--size", "-5"}, nullptr, "'-5'"},
+    {"SizeNonNumeric", {"--size", "lots"}, nullptr, "'lots'"},
+    {"SizeFraction", {"--size", "1.5"}, nullptr, "'1.5'"},
+    {"SizeNan", {"--size", "nan"}, nullptr, "'nan'"},
+    {"SizeUnknownUnit", {"--size", "4MB"}, nullptr, "'4MB'"},
+    {"SizeNotWholeElements", {"--size", "6B"}, nullptr, "6B is not a whole number of fp32"},
+    {"SizeAbsurd", {"--size", "1e300"}, nullptr, "'1e300'"},
+    {"SizeBeyondMemoryGuard", {"--size", "1e14"}, nullptr, "100000000000000 elements per rank"},
+    {"SizeBeyondMemoryLimit",
+     {"--size", "64MiB", "--memory-limit", "256MiB"},
+     nullptr,
+     "more than the memory limit of 256.00 MiB"},
+    {"MemoryLimitNonNumeric", {"--memory-limit", "plenty"}, nullptr, "'plenty'"},
+    {"MemoryLimitZero", {"--memory-limit", "0"}, nullptr, "--memory-limit: '0'"},
+    {"RepeatZero", {"--repeat", "0"}, nullptr, "--repeat: must be at least 1"},
+    {"RepeatNonNumeric", {"--repeat", "twice"}, nullptr, "'twice'"},
+    {"SignalShapeMalformed", {"--signal-shape", "3"}, nullptr, "'3'"},
+    {"MaxSimTimeNegative", {"--max-sim-time", "-1"}, nullptr, "--max-sim-time"},
+    {"MaxSimTimeNan", {"--max-sim-time", "nan"}, nullptr, "--max-sim-time"},
+    {"FaultUnknown", {"--fault", "explode:1"}, nullptr, "'explode:1'"},
+    {"FaultNegativeIndex", {"--fault", "drop-notify:0:-1"}, nullptr, "'drop-notify:0:-1'"},
+    {"FaultTrailingField", {"--fault", "stall:1:2"}, nullptr, "'stall:1:2'"},
+    {"FaultRankOutside", {"--fault", "stall:4"}, nullptr, "rank 4 is not a rank (P = 4)"},
+    {"JsonInMissingDirectory",
+     {"--json", "{dir}/missing/run.json"},
+     nullptr,
+     "missing/run.json",
+     false},
+    {"VcdIsADirectory", {"--vcd", "{dir}"}, nullptr, "--vcd: cannot write", false},
+    {"ScheduleInMissingDirectory",
+     {"--dump-schedule", "{dir}/missing/s.txt"},
+     nullptr,
+     "missing/s.txt",
+     false},
+    // Platform keys on the command line.
+    {"KeyNan", {"--link.bandwidth_GBps", "nan"}, nullptr, "'link.bandwidth_GBps' = nan"},
+    {"KeyNegative", {"--link.bandwidth_GBps", "-3"}, nullptr, "'link.bandwidth_GBps' = -3"},
+    {"KeyZero", {"--gm.bandwidth_GBps", "0"}, nullptr, "'gm.bandwidth_GBps' = 0"},
+    {"KeyAbsurd", {"--link.latency_ns", "1e300"}, nullptr, "'link.latency_ns' = 1e+300"},
+    {"KeyOverflowsDouble", {"--link.latency_ns", "1e400"}, nullptr, "'1e400'"},
+    // Config files.
+    {"ConfigMissing", {"-p", "{dir}/absent.ini"}, nullptr, "absent.ini"},
+    {"ConfigIsADirectory", {"-p", "{dir}"}, nullptr, "config path is a directory"},
+    {"ConfigIsADevice", {"-p", "/dev/zero"}, nullptr, "config path is not a file: /dev/zero"},
+    {"ConfigUnknownKey", {"-p", "{ini}"}, "[link]\nspeed = 3\n", "link.speed"},
+    {"ConfigLineWithoutEquals", {"-p", "{ini}"}, "[link]\nbandwidth_GBps\n", "'bandwidth_GBps'"},
+    {"ConfigDuplicateKey",
+     {"-p", "{ini}"},
+     "[link]\nbandwidth_GBps = 1\nbandwidth_GBps = 2\n",
+     "link.bandwidth_GBps"},
+    {"ConfigNonNumeric", {"-p", "{ini}"}, "[link]\nbandwidth_GBps = fast\n", "'fast'"},
+    {"ConfigZero", {"-p", "{ini}"}, "[dma]\nqueues = 0\n", "'dma.queues' = 0"},
+    {"ConfigNegative", {"-p", "{ini}"}, "[link]\nbandwidth_GBps = -25\n", "= -25"},
+    {"ConfigNan", {"-p", "{ini}"}, "[gm]\nbandwidth_GBps = nan\n", "'gm.bandwidth_GBps' = nan"},
+    {"ConfigAbsurdDevices", {"-p", "{ini}"}, "[platform]\ndevices = 99999999999\n", "99999999999"},
+    {"ConfigAbsurdBurst", {"-p", "{ini}"}, "[dma]\nburst_bytes = 1e15\n", "'dma.burst_bytes'"},
+    {"ConfigUnknownTopology", {"-p", "{ini}"}, "[platform]\ntopology = torus\n", "torus"},
+    {"ConfigUsableAbovePhysical",
+     {"-p", "{ini}"},
+     "[ub]\nphysical_bytes = 1024\nusable_bytes = 2048\n",
+     "'ub.usable_bytes' = 2048"},
+    {"ConfigOpenSection", {"-p", "{ini}"}, "[link\nbandwidth_GBps = 1\n", "[link"},
+    // Kernel contracts.
+    {"TwoPhaseSizeNotDivisible", {"-k", "two_phase", "--size", "66"}, nullptr, "size 66"},
+    {"RingSizeNotDivisible", {"-k", "ring", "--size", "66"}, nullptr, "size 66"},
+    {"HostRingOpOutsideContract", {"-k", "host_ring", "--op", "max"}, nullptr, "op max"},
+    {"HostRingDtypeOutsideContract", {"-k", "host_ring", "--dtype", "fp16"}, nullptr, "fp16"},
+    {"MeshSignalShapeWrong", {"--signal-shape", "2,2"}, nullptr, "got [2,2]"},
+    {"RingSignalShapeWrong", {"--mode", "ring", "--signal-shape", "4,1"}, nullptr, "got [4,1]"},
+};
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, ExitsTwoWithOneLineNamingTheValueAndLeavesNoOutput) {
+  const BadInput& row = GetParam();
+  ScratchDir dir;
+  const std::string ini = dir / "platform.ini";
+  if (row.ini != nullptr) std::ofstream(ini) << row.ini;
+  std::vector<std::string> args;
+  for (std::string arg : row.args) {
+    for (const auto& [key, value] :
+         {std::pair<std::string, std::string>{"{dir}", dir.path()}, {"{ini}", ini}}) {
+      if (const auto at = arg.find(key); at != std::string::npos)
+        arg.replace(at, key.size(), value);
+    }
+    args.push_back(arg);
+  }
+  if (row.add_outputs) {
+    args.insert(args.end(), {"--json", dir / "run.json", "--vcd", dir / "run.vcd",
+                             "--dump-schedule", dir / "schedule.txt"});
+  }
+
+  const ProcessResult run = test::run_binary(args);
+
+  EXPECT_FALSE(run.hung);
+  EXPECT_EQ(run.signal, 0) << run.err;
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_EQ(run.err.rfind("allreduce-sim: error: ", 0), 0u) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_NE(run.err.find(row.names), std::string::npos)
+      << "stderr does not name '" << row.names << "': " << run.err;
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path() != ini) left.push_back(entry.path().filename().string());
+  }
+  EXPECT_TRUE(left.empty()) << "left behind: " << ::testing::PrintToString(left);
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, BadInputTest, ::testing::ValuesIn(kRows),
+                         [](const ::testing::TestParamInfo<BadInput>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// chmod 000 does not stop root from reading, so the row only means something for other users.
+TEST(BadInput, UnreadableConfigIsNamed) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: chmod 000 does not prevent reading";
+  ScratchDir dir;
+  const std::string ini = dir / "locked.ini";
+  std::ofstream(ini) << "[link]\nbandwidth_GBps = 25\n";
+  ::chmod(ini.c_str(), 0);
+  const ProcessResult run = test::run_binary({"-p", ini});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "allreduce-sim: error: config file cannot be read: " + ini + "\n");
+}
+
+}  // namespace
+}  // namespace ars
