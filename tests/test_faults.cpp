@@ -1,0 +1,127 @@
+// Faults injected with --fault provoke the failures of a broken protocol; the run must end
+// promptly with a report naming the blocked ranks, their cells, the expected and the actual
+// values and the simulated time, and exit code 1.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/run_process.h"
+
+namespace ars {
+namespace {
+
+using test::ProcessResult;
+using test::ScratchDir;
+
+struct FaultRun {
+  ProcessResult process;
+  nlohmann::json json;
+};
+
+// The barrier kernel at P = 4: every rank notifies its three peers, then waits for them.
+FaultRun run_with(const std::vector<std::string>& extra) {
+  ScratchDir dir;
+  std::vector<std::string> args = {"-k", "barrier", "--json", dir / "run.json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  FaultRun run{test::run_binary(args), {}};
+  run.json = nlohmann::json::parse(test::read_file(dir / "run.json"), nullptr, false);
+  return run;
+}
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+double last_finish_ns(const nlohmann::json& json) {
+  double last = 0;
+  for (const auto& rank : json["ranks"]) {
+    if (rank["finished"].get<bool>()) last = std::max(last, rank["finish_ns"].get<double>());
+  }
+  return last;
+}
+
+void expect_deadlock(const FaultRun& run, const std::string& report_head) {
+  EXPECT_FALSE(run.process.hung);
+  EXPECT_EQ(run.process.signal, 0);
+  EXPECT_EQ(run.process.exit_code, 1) << run.process.out << run.process.err;
+  ASSERT_FALSE(run.json.is_discarded()) << run.process.out;
+  EXPECT_FALSE(run.json["completed"].get<bool>());
+  EXPECT_EQ(run.json["failure"].get<std::string>().rfind(report_head, 0), 0u)
+      << run.json["failure"];
+  EXPECT_NE(run.process.out.find("\n" + report_head + "\n"), std::string::npos) << run.process.out;
+}
+
+TEST(Faults, DroppedNotifyLeavesItsPeerWaitingOnTheCell) {
+  // Rank 0's notifies go to ranks 1, 2, 3 in turn: the second one is rank 2's cell [0,0].
+  const FaultRun run = run_with({"--fault", "drop-notify:0:1"});
+  // The other ranks are not held up: they finish at the fault-free run's device time, and
+  // nothing moves after that.
+  expect_deadlock(run, "deadlock at 6702.22 ns:");
+  EXPECT_DOUBLE_EQ(last_finish_ns(run.json), 6702.222);
+  EXPECT_NE(run.process.out.find("\n  rank 2 (device 2) waits on signal[0,0] Ge 1, cell holds 0"),
+            std::string::npos)
+      << run.process.out;
+  EXPECT_EQ(count(run.process.out, "waits on"), 1u) << run.process.out;
+}
+
+TEST(Faults, WrongNotifyValueIsShownAsExpectedVersusActual) {
+  const FaultRun run = run_with({"--fault", "notify-value:0:0:0"});
+  expect_deadlock(run, "deadlock at 6702.22 ns:");
+  EXPECT_NE(run.process.out.find("\n  rank 1 (device 1) waits on signal[0,0] Ge 1, cell holds 0"),
+            std::string::npos)
+      << run.process.out;
+  EXPECT_EQ(count(run.process.out, "waits on"), 1u) << run.process.out;
+}
+
+TEST(Faults, StalledRankIsNamedAndEveryPeerWaitsOnItsRow) {
+  // Nothing moves once the last live rank blocks on the stalled rank's row.
+  const FaultRun run = run_with({"--fault", "stall:1"});
+  expect_deadlock(run, "deadlock at 4151.11 ns:");
+  const std::string& out = run.process.out;
+  EXPECT_NE(out.find("\n  rank 1 (device 1) never started its kernel (stalled by a fault)"),
+            std::string::npos)
+      << out;
+  for (int rank : {0, 2, 3}) {
+    const std::string line = "\n  rank " + std::to_string(rank) + " (device " +
+                             std::to_string(rank) +
+                             ") waits on signal[1,0] Ge 1, cell holds 0, since ";
+    EXPECT_NE(out.find(line), std::string::npos) << line << "\n" << out;
+  }
+}
+
+TEST(Faults, SkippedWaitIsRecordedAndTheBarrierKernelStillCompletes) {
+  ScratchDir dir;
+  const ProcessResult run = test::run_binary(
+      {"-k", "barrier", "--fault", "skip-wait:3:0", "--dump-schedule", dir / "schedule.txt"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const std::string schedule = test::read_file(dir / "schedule.txt");
+  EXPECT_EQ(count(schedule, " skipped"), 1u) << schedule;
+  EXPECT_NE(schedule.find("rank=3 op=wait cell=signal[0,0] Ge expected=1 skipped\n"),
+            std::string::npos)
+      << schedule;
+}
+
+TEST(Faults, WrongValueOnTheSelfClearingBuiltinLeavesAResidue) {
+  // Rank 1's cell [0,0] receives 7 instead of 1; the builtin's epilogue clears 1 of it.
+  const ProcessResult run = test::run_binary({"--fault", "notify-value:0:0:7"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("rank 1 signal[0,0] = 6"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nFAILED\n"), std::string::npos) << run.out;
+}
+
+TEST(Faults, MaxSimTimeEndsARunThatHasNotFinished) {
+  const ProcessResult run = test::run_binary({"-k", "barrier", "--max-sim-time", "1000"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("simulated-time limit of 1000.000000 ns reached before every rank "
+                         "finished\nFAILED\n"),
+            std::string::npos)
+      << run.out;
+}
+
+}  // namespace
+}  // namespace ars
