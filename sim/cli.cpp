@@ -165,6 +165,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   all.add(run).add(platform_options(cli_platform));
 
   po::variables_map vm;
+  for (int i = 1; i < argc; ++i) reject_placeholder(argv[i], "argument");
   try {
     po::store(po::parse_command_line(argc, argv, all), vm);
     po::notify(vm);

@@ -179,8 +179,22 @@ PlatformConfig load_platform(const std::string& path, const po::variables_map& o
   return parse_platform(in, path, overrides);
 }
 
-PlatformConfig parse_platform(std::istream& in, const std::string& origin,
+void reject_placeholder(const std::string& text, const std::string& where) {
+  const std::size_t first = text.find('%');
+  if (first != std::string::npos && text.find('%', first + 1) != std::string::npos) {
+    throw InputError(where + " '" + text + "' contains a %...% placeholder, which nothing takes");
+  }
+}
+
+PlatformConfig parse_platform(std::istream& file, const std::string& origin,
                               const po::variables_map& overrides) {
+  std::ostringstream text;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    reject_placeholder(line, "config file " + origin + " line " + std::to_string(number));
+    text << line << "\n";
+  }
+  std::istringstream in(text.str());
   PlatformConfig config;
   po::options_description options = platform_options(config);
   po::variables_map values;

@@ -81,6 +81,12 @@ const BadInput kRows[] = {
      nullptr,
      "missing/s.txt",
      false},
+    // Found by fuzzing: Boost expands %...% in its messages and looped forever on these.
+    {"OptionNameWithPlaceholder", {"--x%canonical_option%"}, nullptr, "'--x%canonical_option%'"},
+    {"ConfigKeyWithPlaceholder",
+     {"-p", "{ini}"},
+     "[link]\n%canonical_option% = 1\n",
+     "line 2 '%canonical_option% = 1'"},
     // Platform keys on the command line.
     {"KeyNan", {"--link.bandwidth_GBps", "nan"}, nullptr, "'link.bandwidth_GBps' = nan"},
     {"KeyNegative", {"--link.bandwidth_GBps", "-3"}, nullptr, "'link.bandwidth_GBps' = -3"},
