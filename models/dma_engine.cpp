@@ -73,6 +73,14 @@ void DmaEngine::wait_done(std::uint64_t ticket) {
   if (finish > sc_core::sc_time_stamp()) sc_core::wait(finish - sc_core::sc_time_stamp());
 }
 
+void DmaEngine::wait_left(std::uint64_t ticket) {
+  while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
+}
+
+bool DmaEngine::done(std::uint64_t ticket) const {
+  return issued_.at(ticket) != 0 && finish_[ticket] <= sc_core::sc_time_stamp();
+}
+
 sc_time DmaEngine::execute(const Request& request) {
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = sc_core::sc_time_stamp() + setup_;

@@ -42,6 +42,10 @@ class DmaEngine : public sc_core::sc_module {
   std::uint64_t submit(const Request& request);
   // Blocks the calling thread until the transfer has completed.
   void wait_done(std::uint64_t ticket);
+  // Blocks until the transfer's last burst has left its queue: its UB bytes have been read.
+  void wait_left(std::uint64_t ticket);
+  // The transfer has completed by now.
+  bool done(std::uint64_t ticket) const;
 
   // Time one transfer takes alone: what the analytical cost cards charge.
   double rate_bytes_per_ps(const Request& request) const;

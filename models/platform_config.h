@@ -42,6 +42,11 @@ struct PlatformConfig {
   std::uint64_t dma_burst_bytes = 512;
   std::uint64_t dma_full_rate_alignment = 512;
   double dma_misaligned_rate_factor = 0.7;
+  // 1: a local store returns once handed to MTE3, which then runs alongside MTE2 and the
+  // vector unit, as on an AIV; the core waits for it only where a later operation depends on
+  // it (its tile rewritten, its bytes read or overwritten, a notify's pipe barrier, the end
+  // of the kernel). 0: every store blocks until its data has landed.
+  int dma_posted_stores = 0;
 
   // Interconnect: every link direction is a resource of this bandwidth and latency.
   double link_bandwidth_GBps = 28;

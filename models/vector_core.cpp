@@ -1,5 +1,6 @@
 #include "models/vector_core.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -59,6 +60,7 @@ void VectorCore::run() {
   stats_.start_ps = sc_time_stamp().value();
   try {
     binding_.body(*this);
+    drain_posted();
   } catch (const std::exception& error) {
     failure_ = "rank " + std::to_string(rank()) + ": " + error.what();
     // Several ranks may fail in the same instant; only the first stops the simulation.
@@ -152,7 +154,35 @@ Tile VectorCore::alloc(std::uint64_t elements, DType dtype) {
 }
 
 void VectorCore::release(const Tile& tile) {
+  await_tile_read(tile);
   ub_.release(tile.offset);
+}
+
+void VectorCore::await_posted(std::size_t index) {
+  const sc_time begin = sc_time_stamp();
+  dma_.wait_done(posted_[index].ticket);
+  round().transfer_ps += (sc_time_stamp() - begin).value();
+  posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
+void VectorCore::await_tile_read(const Tile& tile) {
+  const std::uint64_t begin = tile.offset;
+  const std::uint64_t end = begin + tile.elements * dtype_bytes(tile.dtype);
+  const sc_time start = sc_time_stamp();
+  for (const PostedStore& store : posted_) {
+    if (store.ub_begin < end && begin < store.ub_end) dma_.wait_left(store.ticket);
+  }
+  round().transfer_ps += (sc_time_stamp() - start).value();
+}
+
+void VectorCore::await_gm(std::uint64_t begin, std::uint64_t end) {
+  for (std::size_t i = posted_.size(); i-- > 0;) {
+    if (posted_[i].gm_begin < end && begin < posted_[i].gm_end) await_posted(i);
+  }
+}
+
+void VectorCore::drain_posted() {
+  while (!posted_.empty()) await_posted(posted_.size() - 1);
 }
 
 Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction direction,
@@ -173,6 +203,9 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
       direction,   global_address(device, info.address + offset * element_bytes),
       tile.offset, bytes,
       atomic_add,  info.dtype};
+  const std::uint64_t gm_end = request.gm_address + bytes;
+  if (direction == DmaEngine::Direction::ToUb) await_tile_read(tile);
+  await_gm(request.gm_address, gm_end);
   const bool remote = peer != rank();
   if (remote) {
     (direction == DmaEngine::Direction::ToUb ? stats_.remote_read_bytes
@@ -200,8 +233,22 @@ void VectorCore::load(const Tile& dst, const Tensor& src, std::uint64_t offset,
 
 void VectorCore::store(const Tile& src, const Tensor& dst, std::uint64_t offset,
                        std::uint64_t count) {
-  sync(start_transfer("store", DmaEngine::Direction::FromUb, src, dst, rank(), offset, count,
-                      false));
+  const Transfer transfer =
+      start_transfer("store", DmaEngine::Direction::FromUb, src, dst, rank(), offset, count, false);
+  if (config_.dma_posted_stores == 0) {
+    sync(transfer);
+    return;
+  }
+  // Stores that have landed need no more waiting; forgetting them keeps the checks short.
+  posted_.erase(std::remove_if(posted_.begin(), posted_.end(),
+                               [&](const PostedStore& p) { return dma_.done(p.ticket); }),
+                posted_.end());
+  const std::size_t element_bytes = dtype_bytes(src.dtype);
+  const std::uint64_t gm_begin =
+      global_address(binding_.rank_devices[static_cast<std::size_t>(rank())],
+                     tensor_info(dst).address + offset * element_bytes);
+  posted_.push_back({transfer.id, src.offset, src.offset + count * element_bytes, gm_begin,
+                     gm_begin + count * element_bytes});
 }
 
 Transfer VectorCore::remote_load_async(const Tile& dst, const Tensor& window, int peer,
@@ -227,6 +274,7 @@ void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count)
     throw InputError("reduce of " + std::to_string(count) + " elements does not fit its tiles");
   }
   const std::uint64_t bytes = count * dtype_bytes(acc.dtype);
+  await_tile_read(acc);
   ++stats_.reduces;
   log("reduce " + std::string(to_string(problem().op)) + " bytes=" + std::to_string(bytes));
   spend(
@@ -247,7 +295,9 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   log("notify peer=" + std::to_string(peer) + " cell=" + info.name + "[" + std::to_string(row) +
       "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
       (dropped != nullptr ? " dropped" : ""));
-  // Pipe barrier, cache-line flush and the atomic's issue, before the write leaves the core.
+  // Pipe barrier, cache-line flush and the atomic's issue, before the write leaves the core;
+  // the barrier lets no store the peer may read stay behind.
+  drain_posted();
   spend(notify_cost_, &RoundRecord::barrier_ps);
   if (dropped != nullptr) return;
   tlm::tlm_generic_payload trans;

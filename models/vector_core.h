@@ -84,6 +84,11 @@ class VectorCore : public sc_core::sc_module, public Rank {
   Transfer start_transfer(const char* op, DmaEngine::Direction direction, const Tile& tile,
                           const Tensor& tensor, int peer, std::uint64_t offset, std::uint64_t count,
                           bool atomic_add);
+  // Posted stores (dma.posted_stores): the waits that keep them invisible to the kernel.
+  void await_tile_read(const Tile& tile);  // before the tile is rewritten or released
+  void await_gm(std::uint64_t begin, std::uint64_t end);  // before those bytes are accessed
+  void drain_posted();  // the pipe barrier before a notify, and the kernel's end
+  void await_posted(std::size_t index);
   const TensorInfo& tensor_info(const Tensor& tensor) const;
   const SignalInfo& signal_info(const Signal& signal, int row, int col) const;
   int peer_device(int peer) const;
@@ -104,6 +109,13 @@ class VectorCore : public sc_core::sc_module, public Rank {
   sc_core::sc_time invalidate_cost_;
   sc_core::sc_time reduce_startup_;
   sc_core::sc_time launch_offset_;
+
+  struct PostedStore {
+    std::uint64_t ticket;
+    std::uint64_t ub_begin, ub_end;  // the tile's bytes MTE3 reads
+    std::uint64_t gm_begin, gm_end;  // global addresses it writes
+  };
+  std::vector<PostedStore> posted_;
 
   RankStats stats_;
   BlockedWait blocked_;
