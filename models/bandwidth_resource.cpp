@@ -40,7 +40,7 @@ BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earli
   return {start, end};
 }
 
-void BandwidthResource::trace(TraceSink* sink, const std::string& scope) {
+void BandwidthResource::attach_trace(TraceSink* sink, const std::string& scope) {
   sink_ = sink;
   if (sink_ == nullptr) return;
   busy_var_ = sink_->declare(scope, name_ + "_busy", 1, TraceSink::Kind::Flag);

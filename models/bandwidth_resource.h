@@ -32,7 +32,7 @@ class BandwidthResource {
   std::uint64_t bytes_moved() const { return bytes_moved_; }
 
   // Waveforms: a busy flag (merged over back-to-back reservations) and bytes in flight.
-  void trace(TraceSink* sink, const std::string& scope);
+  void attach_trace(TraceSink* sink, const std::string& scope);
   // Emits the last open busy period; call once the simulation has ended.
   void flush_trace();
 

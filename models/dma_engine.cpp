@@ -129,7 +129,7 @@ sc_time DmaEngine::execute(const Request& request) {
   return finish;
 }
 
-void DmaEngine::trace(TraceSink* sink, const std::string& scope) {
+void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {
   sink_ = sink;
   for (std::size_t q = 0; q < busy_vars_.size(); ++q) {
     busy_vars_[q] =

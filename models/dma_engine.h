@@ -50,7 +50,7 @@ class DmaEngine : public sc_core::sc_module {
   // Time one transfer takes alone: what the analytical cost cards charge.
   double rate_bytes_per_ps(const Request& request) const;
 
-  void trace(TraceSink* sink, const std::string& scope);
+  void attach_trace(TraceSink* sink, const std::string& scope);
 
  private:
   void end_of_elaboration() override;

@@ -134,7 +134,10 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   }
   auto* timing = trans.get_extension<BurstTiming>();
   if (timing != nullptr) timing->add_hop(tail - now, p.latency);
-  sc_time memory_delay = head - now;
+  // A read's bytes leave the target's memory when the request arrives, before they queue for
+  // the link; reserving the memory port only once the link is free would put that port's
+  // other users (the target itself, other readers) behind this link's backlog.
+  sc_time memory_delay = trans.is_read() ? delay : head - now;
   to_memory[target]->b_transport(trans, memory_delay);
   delay = timing != nullptr ? timing->tail + timing->latency
                             : std::max(memory_delay, tail - now) + p.latency;
@@ -146,8 +149,8 @@ unsigned int Interconnect::transport_dbg(int, tlm::tlm_generic_payload& trans) {
   return to_memory[target]->transport_dbg(trans);
 }
 
-void Interconnect::trace(TraceSink* sink) {
-  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->trace(sink, link_scopes_[i]);
+void Interconnect::attach_trace(TraceSink* sink) {
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->attach_trace(sink, link_scopes_[i]);
 }
 
 void Interconnect::flush_trace() {

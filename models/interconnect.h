@@ -43,7 +43,7 @@ class Interconnect : public sc_core::sc_module {
   const Path& path(int from, int to) const { return paths_[from][to]; }
   const std::vector<std::unique_ptr<BandwidthResource>>& links() const { return links_; }
 
-  void trace(TraceSink* sink);
+  void attach_trace(TraceSink* sink);
   void flush_trace();
 
  private:

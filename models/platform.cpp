@@ -18,7 +18,6 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
                    std::vector<int> rank_devices, const Problem& problem, const Layout& layout,
                    KernelBody body, Options options)
     : sc_module(name),
-      config_(config),
       rank_devices_(std::move(rank_devices)),
       problem_(problem),
       noc_("noc", config),
@@ -61,13 +60,13 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
   }
 
   if (trace_ != nullptr) {
-    noc_.trace(trace_);
+    noc_.attach_trace(trace_);
     for (int r = 0; r < ranks(); ++r) {
       Device& device = *devices_[rank_devices_[r]];
       const std::string scope = "dev" + std::to_string(device.index());
-      device.dma->trace(trace_, scope + ".dma");
-      device.ub->trace(trace_, scope + ".ub");
-      device.core->trace(trace_, scope + ".core");
+      device.dma->attach_trace(trace_, scope + ".dma");
+      device.ub->attach_trace(trace_, scope + ".ub");
+      device.core->attach_trace(trace_, scope + ".core");
       for (const SignalInfo& s : memory_.signals) {
         device.gm.trace_cells(trace_, scope + ".signal", s.name, s.address, s.rows, s.cols);
       }

@@ -55,7 +55,6 @@ class Platform : public sc_core::sc_module {
   std::string describe_blocked_ranks();
   std::uint8_t* backdoor(int rank, int tensor);
 
-  const PlatformConfig& config_;
   std::vector<int> rank_devices_;
   Problem problem_;
   MemoryMap memory_;

@@ -77,7 +77,7 @@ bool UnifiedBuffer::get_direct_mem_ptr(int, tlm::tlm_generic_payload&, tlm::tlm_
   return !storage_.empty();
 }
 
-void UnifiedBuffer::trace(TraceSink* sink, const std::string& scope) {
+void UnifiedBuffer::attach_trace(TraceSink* sink, const std::string& scope) {
   sink_ = sink;
   in_use_var_ = sink->declare(scope, "bytes_in_use", 32, TraceSink::Kind::Counter);
   sink->record(in_use_var_, 0, 0);

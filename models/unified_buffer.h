@@ -30,7 +30,7 @@ class UnifiedBuffer : public sc_core::sc_module {
   std::uint64_t peak_bytes_in_use() const { return peak_; }
   std::uint64_t usable_bytes() const { return usable_; }
 
-  void trace(TraceSink* sink, const std::string& scope);
+  void attach_trace(TraceSink* sink, const std::string& scope);
 
  private:
   void b_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);

@@ -349,7 +349,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   spend(answered - sc_time_stamp() + invalidate_cost_, &RoundRecord::barrier_ps);
 }
 
-void VectorCore::trace(TraceSink* sink, const std::string& scope) {
+void VectorCore::attach_trace(TraceSink* sink, const std::string& scope) {
   sink_ = sink;
   phase_var_ = sink->declare(scope, "phase", 64, TraceSink::Kind::Text);
   round_var_ = sink->declare(scope, "round", 16, TraceSink::Kind::Value);

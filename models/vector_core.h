@@ -52,7 +52,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // Keeps the faults aimed at this rank; the others are ignored.
   void inject_faults(const Faults& faults);
   bool stalled() const { return find_fault(Fault::Kind::Stall, 0) != nullptr; }
-  void trace(TraceSink* sink, const std::string& scope);
+  void attach_trace(TraceSink* sink, const std::string& scope);
 
   // Rank
   int rank() const override { return binding_.rank; }
