@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <iostream>
 #include <ostream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
 
@@ -101,6 +104,21 @@ std::uint64_t parse_bytes(const std::string& option, const std::string& text, DT
 
 double pct(double measured, double card) {
   return card > 0 ? 100.0 * (measured - card) / card : 0.0;
+}
+
+// The deviation in at most 7 characters, so the dev% column keeps its width: two decimals
+// while they fit, whole percents up to 999999, then powers of ten.
+std::string format_dev(double dev) {
+  std::ostringstream out;
+  const double size = std::fabs(dev);
+  if (size < 1000) {
+    out << std::fixed << std::setprecision(2) << dev;
+  } else if (size < 1e6) {
+    out << std::fixed << std::setprecision(0) << dev;
+  } else {
+    out << std::scientific << std::setprecision(0) << dev;
+  }
+  return out.str();
 }
 
 // The rank that finished last: its per-round records explain the device time.
@@ -200,12 +218,12 @@ void print_points(std::ostream& out, const std::vector<Point>& points, bool per_
     const double time = p.run.result.device_time_ns;
     const double dev = pct(time, p.card.time_ns);
     out << std::fixed << std::setprecision(1) << std::setw(12) << time << std::setw(12)
-        << p.card.time_ns << std::setprecision(2) << std::setw(8) << dev << std::setw(10)
-        << c.remote_read << "/" << std::left << std::setw(9) << c.card_remote_read << std::right
-        << std::setw(4) << c.rounds << "/" << std::left << std::setw(4) << c.card_rounds
-        << std::right << std::setw(8) << c.notifies << "/" << std::left << std::setw(6)
-        << c.card_notifies << std::right << std::setw(6) << c.waits << "/" << std::left
-        << std::setw(5) << c.card_waits << std::right << std::setprecision(1) << std::setw(10)
+        << p.card.time_ns << std::setw(8) << format_dev(dev) << std::setw(10) << c.remote_read
+        << "/" << std::left << std::setw(9) << c.card_remote_read << std::right << std::setw(4)
+        << c.rounds << "/" << std::left << std::setw(4) << c.card_rounds << std::right
+        << std::setw(8) << c.notifies << "/" << std::left << std::setw(6) << c.card_notifies
+        << std::right << std::setw(6) << c.waits << "/" << std::left << std::setw(5) << c.card_waits
+        << std::right << std::setprecision(1) << std::setw(10)
         << time / static_cast<double>(c.rounds) << " (" << p.card.time_ns / c.card_rounds << ")"
         << (c.bytes_ok ? "" : "  BYTE CARD FAILS") << (c.rounds_ok ? "" : "  ROUND CARD FAILS")
         << "\n";
@@ -333,28 +351,34 @@ std::string csv(const std::vector<Point>& points, bool ideal) {
   return out.str();
 }
 
-// A progress line for sweeps that run longer than a second.
+// A progress line for sweeps that run longer than a second. On a terminal it is rewritten in
+// place ('\r'); into a file or a pipe a '\r' would pile every update onto one line, so there
+// it writes whole lines, fewer of them.
 class Progress {
  public:
-  explicit Progress(std::ostream& err) : err_(err), start_(std::chrono::steady_clock::now()) {}
+  Progress(std::ostream& err, bool terminal)
+      : err_(err), terminal_(terminal), start_(std::chrono::steady_clock::now()) {}
   void operator()(std::size_t done, std::size_t total) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    // Quiet for short sweeps; then at most four updates a second, and always the last one.
-    if (elapsed < 1.0 || (done < total && elapsed - last_shown_ < 0.25)) return;
+    // Quiet for short sweeps; then at most four updates a second on a terminal, one every
+    // five seconds elsewhere, and always the last one.
+    const double interval = terminal_ ? 0.25 : 5.0;
+    if (elapsed < 1.0 || (done < total && shown_ && elapsed - last_shown_ < interval)) return;
     shown_ = true;
     last_shown_ = elapsed;
     const double left = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
-    err_ << "\rcostcard: " << done << "/" << total << " points, " << std::fixed
-         << std::setprecision(1) << elapsed << " s elapsed, about " << left << " s left   "
-         << std::flush;
+    err_ << (terminal_ ? "\r" : "") << "costcard: " << done << "/" << total << " points, "
+         << std::fixed << std::setprecision(1) << elapsed << " s elapsed, about " << left
+         << " s left" << (terminal_ ? "   " : "\n") << std::flush;
   }
   ~Progress() {
-    if (shown_) err_ << "\n";
+    if (shown_ && terminal_) err_ << "\n";
   }
 
  private:
   std::ostream& err_;
+  bool terminal_;
   std::chrono::steady_clock::time_point start_;
   bool shown_ = false;
   double last_shown_ = 0;
@@ -472,7 +496,8 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
 
     std::vector<BatchResult> runs;
     {
-      Progress progress(err);
+      // Only the process's stderr can be a terminal; any other stream is a file or a buffer.
+      Progress progress(err, &err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
       runs = run_batch(requests, jobs, std::ref(progress));
     }
     for (std::size_t i = 0; i < points.size(); ++i) {
