@@ -459,6 +459,11 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
 
 PlatformConfig ideal_platform(PlatformConfig config) {
   config.launch_offset_cycles = 0;
+  config.dma_posted_stores = 0;
+  config.pipe_barrier_cycles = 0;
+  config.cache_flush_cycles = 0;
+  config.notify_cycles = 0;
+  config.cache_invalidate_cycles = 0;
   return config;
 }
 

@@ -117,11 +117,14 @@ const std::vector<std::string>& card_kernels();
 // for a kernel without a card or a problem outside the kernel's contract.
 Card cost_card(const std::string& kernel, const Problem& problem, const PlatformConfig& config);
 
-// --ideal: the platform without what the cards leave out. Ranks launch together (no launch
-// skew) and memory ports are fast enough that bursts of different ranks never queue for one
-// (a port's rate stays above every DMA rate, so no beta term changes). Every alpha, beta and
-// gamma term is kept. Link sharing on ring and switch topologies is not removed: the cards
-// give each transfer its own link, so they hold on a full mesh.
+// --ideal: the platform without what the cards leave out: launch skew (ranks launch
+// together), stores running behind later work (dma.posted_stores = 0), and the per-operation
+// overheads beyond alpha (pipe barrier, cache flush and issue cost of a notify, the cache
+// invalidate after a wait), whose exact timing depends on how staggered the ranks enter each
+// barrier. Latencies, rates, the reduce cost and the polling period — the cards' alpha, beta
+// and gamma — are kept. Contention is not removed but absent on a full mesh, where the cards
+// give each transfer its own link and memory ports are far faster than any DMA queue; link
+// sharing on ring and switch topologies is outside the cards.
 PlatformConfig ideal_platform(PlatformConfig config);
 
 }  // namespace ars

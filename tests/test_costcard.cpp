@@ -2,6 +2,7 @@
 // rounds, match the simulated time within 1 % on the ideal platform, and the sweep's outputs
 // (CSV, crossover, exit codes) say what they should.
 #include <gtest/gtest.h>
+#include <cctype>
 
 #include <array>
 #include <cmath>
@@ -90,14 +91,15 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string& path
 
 // --- time card under --ideal: one simulation per test case ---
 
-using IdealPoint = std::tuple<std::string, int, std::uint64_t>;
+using IdealPoint = std::tuple<std::string, std::string, int, std::uint64_t>;
 
 class IdealCard : public ::testing::TestWithParam<IdealPoint> {};
 
 TEST_P(IdealCard, SimulatedTimeEqualsCardWithinOnePercent) {
-  const auto& [kernel, ranks, bytes] = GetParam();
+  const auto& [profile, kernel, ranks, bytes] = GetParam();
   if (!registered(kernel)) GTEST_SKIP() << kernel << " is not built into this binary";
-  const PlatformConfig platform = ideal_platform(a2a3());
+  const PlatformConfig platform = ideal_platform(
+      load_platform(resolve_platform_path(profile), boost::program_options::variables_map{}));
   const RunRequest request = request_for(kernel, ranks, bytes, platform);
   const Card card = cost_card(kernel, request.problem, platform);
   const RunResult result = run_allreduce(request);
@@ -107,15 +109,30 @@ TEST_P(IdealCard, SimulatedTimeEqualsCardWithinOnePercent) {
       << kernel << " P=" << ranks << " " << bytes << " B";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kernels, IdealCard,
-    ::testing::Combine(::testing::ValuesIn(card_kernels()), ::testing::Values(2, 4, 8),
-                       ::testing::Values(std::uint64_t{1024}, std::uint64_t{48 * 1024},
-                                         std::uint64_t{512 * 1024})),
-    [](const ::testing::TestParamInfo<IdealPoint>& info) {
-      return std::get<0>(info.param) + "_P" + std::to_string(std::get<1>(info.param)) + "_" +
-             std::to_string(std::get<2>(info.param)) + "B";
-    });
+std::string ideal_point_name(const ::testing::TestParamInfo<IdealPoint>& info) {
+  std::string profile = std::get<0>(info.param);
+  for (char& c : profile) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return profile + "_" + std::get<1>(info.param) + "_P" + std::to_string(std::get<2>(info.param)) +
+         "_" + std::to_string(std::get<3>(info.param)) + "B";
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, IdealCard,
+                         ::testing::Combine(::testing::Values("a2a3"),
+                                            ::testing::ValuesIn(card_kernels()),
+                                            ::testing::Values(2, 4, 8),
+                                            ::testing::Values(std::uint64_t{1024},
+                                                              std::uint64_t{48 * 1024},
+                                                              std::uint64_t{512 * 1024})),
+                         ideal_point_name);
+
+// The calibrated profile charges notify, flush, pipe-barrier and invalidate costs, launch skew
+// and posted stores: --ideal must take away exactly what the cards leave out, nothing more.
+INSTANTIATE_TEST_SUITE_P(Calibrated, IdealCard,
+                         ::testing::Combine(::testing::Values("a2a3-910b2"),
+                                            ::testing::ValuesIn(card_kernels()),
+                                            ::testing::Values(2, 4, 8),
+                                            ::testing::Values(std::uint64_t{48 * 1024})),
+                         ideal_point_name);
 
 // A DMA queue faster than its link (32 B/cycle = 57.6 GB/s against 28 GB/s) leaves every pull's
 // bursts queued for the link; with P = 4 each device's memory is read by three peers at once.
