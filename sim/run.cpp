@@ -45,8 +45,8 @@ void check_problem(const RunRequest& request) {
   }
   for (const Fault& fault : request.faults) {
     if (fault.rank >= static_cast<int>(request.devices.size())) {
-      throw InputError("--fault: rank " + std::to_string(fault.rank) + " is not a rank (P = " +
-                       std::to_string(request.devices.size()) + ")");
+      throw InputError("--fault: rank " + std::to_string(fault.rank) +
+                       " is not a rank (P = " + std::to_string(request.devices.size()) + ")");
     }
   }
 }

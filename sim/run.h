@@ -21,7 +21,7 @@ struct RunRequest {
   Problem problem;
   std::string kernel = "mesh";
   const KernelSpec* kernel_spec = nullptr;  // runs this instead of the registry's `kernel`
-  std::string vcd_path;  // empty: no waveform
+  std::string vcd_path;                     // empty: no waveform
   bool record_schedule = false;
   bool timing_only = false;  // no payload bytes, no golden check
   double max_sim_time_ns = 1e10;
