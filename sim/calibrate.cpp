@@ -129,18 +129,6 @@ int jobs_option(const po::variables_map& vm) {
   return jobs;
 }
 
-po::variables_map parse_options(int argc, const char* const* argv,
-                                const po::options_description& options) {
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(e.what());
-  }
-  return vm;
-}
-
 // Platform keys by name, through the same option table that reads INI files, so a fitted
 // value is checked exactly as a configured one.
 double key_value(const PlatformConfig& config, const std::string& key) {
@@ -353,7 +341,7 @@ int validate_main(int argc, const char* const* argv, std::ostream& out, std::ost
         "platform,p", po::value<std::string>(), "profile: a name in configs/ or an INI path")(
         "csv", po::value<std::string>(), "also write the per-point table as CSV to FILE")(
         "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
-    const po::variables_map vm = parse_options(argc, argv, options);
+    const po::variables_map vm = parse_arguments(argc, argv, options);
     if (vm.count("help")) {
       out << "usage: allreduce-sim validate --data FILE -p PROFILE [--csv OUT]\n\n"
           << "Simulates every measured point on the profile and prints simulated against\n"
@@ -408,7 +396,7 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
         "max-evaluations", po::value<int>()->default_value(120),
         "stop after this many evaluations of all points")(
         "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
-    const po::variables_map vm = parse_options(argc, argv, options);
+    const po::variables_map vm = parse_arguments(argc, argv, options);
     if (vm.count("help")) {
       out << "usage: allreduce-sim calibrate --data FILE [-p BASE] [--fit k1,k2,...] "
              "[--write OUT.ini]\n\n"

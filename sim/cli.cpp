@@ -164,14 +164,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   po::options_description all;
   all.add(run).add(platform_options(cli_platform));
 
-  po::variables_map vm;
-  for (int i = 1; i < argc; ++i) reject_placeholder(argv[i], "argument");
-  try {
-    po::store(po::parse_command_line(argc, argv, all), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(e.what());
-  }
+  const po::variables_map vm = parse_arguments(argc, argv, all);
   if (vm.count("help")) {
     std::ostringstream help;
     help << "allreduce-sim: a timed SystemC/TLM simulator of allreduce on Ascend-class devices\n\n"

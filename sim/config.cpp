@@ -182,11 +182,28 @@ PlatformConfig load_platform(const std::string& path, const po::variables_map& o
   return parse_platform(in, path, overrides);
 }
 
+namespace {
+
 void reject_placeholder(const std::string& text, const std::string& where) {
   const std::size_t first = text.find('%');
   if (first != std::string::npos && text.find('%', first + 1) != std::string::npos) {
     throw InputError(where + " '" + text + "' contains a %...% placeholder, which nothing takes");
   }
+}
+
+}  // namespace
+
+po::variables_map parse_arguments(int argc, const char* const* argv,
+                                  const po::options_description& options) {
+  for (int i = 1; i < argc; ++i) reject_placeholder(argv[i], "argument");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, options), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(e.what());
+  }
+  return vm;
 }
 
 PlatformConfig parse_platform(std::istream& file, const std::string& origin,

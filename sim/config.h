@@ -27,9 +27,11 @@ PlatformConfig load_platform(const std::string& path,
 PlatformConfig parse_platform(std::istream& in, const std::string& origin,
                               const boost::program_options::variables_map& overrides);
 
-// Throws InputError when `text` holds a %word% placeholder: Boost.Program_options expands those
-// in its error messages and loops forever when the expansion holds the placeholder again.
-void reject_placeholder(const std::string& text, const std::string& where);
+// Parses a (sub)command's arguments; every error is an InputError. Arguments holding a %word%
+// placeholder are refused first: Boost.Program_options expands those in its error messages and
+// loops forever when the expansion holds the placeholder again.
+boost::program_options::variables_map parse_arguments(
+    int argc, const char* const* argv, const boost::program_options::options_description& options);
 
 // Throws InputError when a parameter is out of range (zero rates, NaN, absurd sizes...).
 void validate(const PlatformConfig& config);

@@ -424,13 +424,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
     po::options_description all;
     all.add(sweep).add(platform_options(cli_platform));
-    po::variables_map vm;
-    try {
-      po::store(po::parse_command_line(argc, argv, all), vm);
-      po::notify(vm);
-    } catch (const po::error& e) {
-      throw InputError(e.what());
-    }
+    const po::variables_map vm = parse_arguments(argc, argv, all);
     if (vm.count("help")) {
       out << "usage: allreduce-sim costcard [--kernels all|LIST] [--ranks 2,4,8] [-b 1KiB] "
              "[-e 4MiB] [-f 2]\n"

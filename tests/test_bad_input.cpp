@@ -83,6 +83,16 @@ const BadInput kRows[] = {
      false},
     // Found by fuzzing: Boost expands %...% in its messages and looped forever on these.
     {"OptionNameWithPlaceholder", {"--x%canonical_option%"}, nullptr, "'--x%canonical_option%'"},
+    {"CostcardOptionWithPlaceholder",
+     {"costcard", "--x%canonical_option%"},
+     nullptr,
+     "'--x%canonical_option%'",
+     false},
+    {"CalibrateOptionWithPlaceholder",
+     {"calibrate", "--x%canonical_option%"},
+     nullptr,
+     "'--x%canonical_option%'",
+     false},
     {"ConfigKeyWithPlaceholder",
      {"-p", "{ini}"},
      "[link]\n%canonical_option% = 1\n",
@@ -150,7 +160,9 @@ TEST_P(BadInputTest, ExitsTwoWithOneLineNamingTheValueAndLeavesNoOutput) {
   EXPECT_FALSE(run.hung);
   EXPECT_EQ(run.signal, 0) << run.err;
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
-  EXPECT_EQ(run.err.rfind("allreduce-sim: error: ", 0), 0u) << run.err;
+  // "allreduce-sim: error: ...", or "allreduce-sim costcard: error: ..." for a subcommand.
+  const std::string command = args.empty() || args[0].rfind("-", 0) == 0 ? "" : " " + args[0];
+  EXPECT_EQ(run.err.rfind("allreduce-sim" + command + ": error: ", 0), 0u) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   EXPECT_NE(run.err.find(row.names), std::string::npos)
       << "stderr does not name '" << row.names << "': " << run.err;
