@@ -26,31 +26,16 @@
 
 #include "kernels/registry.h"
 #include "sim/run.h"
+#include "tests/kernel_case.h"
 
 namespace ars {
 namespace {
 
 constexpr std::uint64_t kChunk = 16384;
 
-struct Case {
-  std::string kernel;
-  ReduceOp op;
-  DType dtype;
-  int ranks;
-  std::uint64_t elements;
-};
-
-RunRequest request_for(const Case& c) {
-  RunRequest request;
-  for (int d = 0; d < c.ranks; ++d) request.devices.push_back(d);
-  request.platform.devices = std::max(request.platform.devices, c.ranks);
-  request.kernel = c.kernel;
-  request.problem.mode = c.kernel == "builtin_ring" ? "ring" : "mesh";
-  request.problem.op = c.op;
-  request.problem.dtype = c.dtype;
-  request.problem.elements = c.elements;
-  return request;
-}
+using Case = test::KernelCase;
+using test::case_name;
+using test::request_for;
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return (a + b - 1) / b;
@@ -105,11 +90,6 @@ void expect_correct(const RunResult& result) {
   EXPECT_TRUE(result.correct);
 }
 
-std::string case_name(const Case& c) {
-  return c.kernel + "_" + to_string(c.op) + "_" + to_string(c.dtype) + "_P" +
-         std::to_string(c.ranks) + "_N" + std::to_string(c.elements);
-}
-
 // Every op and dtype over every P and size: 480 cases, about 10 ms each.
 std::vector<Case> matrix() {
   std::vector<Case> cases;
@@ -124,10 +104,6 @@ std::vector<Case> matrix() {
     }
   }
   return cases;
-}
-
-void PrintTo(const Case& c, std::ostream* out) {
-  *out << case_name(c);
 }
 
 class BuiltinMatrix : public ::testing::TestWithParam<Case> {};

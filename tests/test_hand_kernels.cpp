@@ -28,28 +28,13 @@
 
 #include "kernels/ring.h"
 #include "sim/run.h"
+#include "tests/kernel_case.h"
 
 namespace ars {
 namespace {
 
-struct Case {
-  std::string kernel;
-  ReduceOp op;
-  DType dtype;
-  int ranks;
-  std::uint64_t elements;
-};
-
-RunRequest request_for(const Case& c) {
-  RunRequest request;
-  for (int d = 0; d < c.ranks; ++d) request.devices.push_back(d);
-  request.platform.devices = std::max(request.platform.devices, c.ranks);
-  request.kernel = c.kernel;
-  request.problem.op = c.op;
-  request.problem.dtype = c.dtype;
-  request.problem.elements = c.elements;
-  return request;
-}
+using Case = test::KernelCase;
+using test::request_for;
 
 // The sizes of the brief plus two multiples of P, so that P = 3 and 5 (where none of the fixed
 // sizes divides) still run: 7P leaves chunks that are no whole number of 32-byte rows, 4097P
@@ -75,18 +60,7 @@ std::vector<Case> cases() {
   return out;
 }
 
-std::string label(const Case& c) {
-  return c.kernel + "_" + to_string(c.op) + "_" + to_string(c.dtype) + "_P" +
-         std::to_string(c.ranks) + "_n" + std::to_string(c.elements);
-}
-
 // Test names and ctest's parameter column both show the case, not its bytes.
-std::string case_name(const testing::TestParamInfo<Case>& info) {
-  return label(info.param);
-}
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << label(c);
-}
 
 // The message the layout gives for a case outside the kernel's contract; empty inside it.
 std::string contract_error(const Case& c) {
@@ -140,7 +114,8 @@ TEST_P(HandKernel, ReducesExactlyOrRejectsTheProblem) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Matrix, HandKernel, testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Matrix, HandKernel, testing::ValuesIn(cases()),
+                         [](const auto& info) { return test::case_name(info.param); });
 
 // The ring's per-round table: stage-in, P-1 RS rounds, P-1 AG rounds, stage-out, each exchange
 // round reading exactly one N/P chunk from the left neighbour.
