@@ -80,6 +80,21 @@ TEST(DmaEngine, LocalLoadAndStoreTakeSetupPlusBytesOverRatePlusLatency) {
   EXPECT_EQ(stored_ps, 1612000u + 656000u);
 }
 
+TEST(DmaEngine, GmAddressOffTheFullRateAlignmentRunsAtTheMisalignedRate) {
+  const PlatformConfig config = round_config(Topology::FullMesh, 1);
+  std::uint64_t loaded_ps = 0;
+  Platform platform("platform", config, {0}, problem_for(1), layout_for(1),
+                    [&](Rank& r) {
+                      const Tile tile = r.alloc(kElements, DType::FP32);
+                      r.load(tile, r.input(), 1, kElements - 1);  // 4 B past a 512 B boundary
+                      loaded_ps = now_ps();
+                    },
+                    {});
+  ASSERT_TRUE(run(platform).completed);
+  // 16380 B at 32 B/ns x 0.7 = 731.25 ns, between the 100 ns setup and the 1000 ns latency.
+  EXPECT_EQ(loaded_ps, 100000u + 731250u + 1000000u);
+}
+
 // Posted stores: the store returns at once; the next load into the same tile waits only for
 // the store's bursts to leave MTE3 (setup 100 + 16384 / 64 = 256: 356 ns after 1612), then
 // takes 1612 ns: 3580 ns, where a blocking store would first add the write latency 300
@@ -114,9 +129,9 @@ constexpr std::uint64_t kBurstPs = 512 * 1000 / 16;  // 32 ns
 constexpr std::uint64_t kAlonePs = kSetupPs + kLinkPs + kPathPs;
 
 // Rank r stores a tile into rank to[r]'s window (-1: idle); returns how long each store took.
-std::vector<std::uint64_t> store_flows(const std::vector<int>& devices,
-                                       const std::vector<int>& to) {
-  const PlatformConfig config = round_config(Topology::Switch, 4);
+std::vector<std::uint64_t> store_flows(const std::vector<int>& devices, const std::vector<int>& to,
+                                       const PlatformConfig& config = round_config(Topology::Switch,
+                                                                                   4)) {
   const int ranks = static_cast<int>(devices.size());
   std::vector<std::uint64_t> elapsed(devices.size(), 0);
   Platform platform("platform", config, devices, problem_for(ranks), layout_for(ranks),
@@ -155,6 +170,33 @@ TEST(Interconnect, TwoFlowsOnDisjointLinksEachTakeTheTimeAlone) {
   const std::vector<std::uint64_t> t = store_flows({0, 1, 2, 3}, {2, 3, -1, -1});
   EXPECT_EQ(t[0], kAlonePs);
   EXPECT_EQ(t[1], kAlonePs);
+}
+
+TEST(Interconnect, StoreAndForwardSwitchHoldsEachBurstOnTheUplinkFirst) {
+  // Each burst crosses a's uplink, then b's downlink once it has fully arrived: the last burst
+  // leaves the uplink at 100 + 1024 ns and needs one more burst time (32 ns) on the downlink.
+  PlatformConfig config = round_config(Topology::Switch, 4);
+  config.switch_forwarding = Forwarding::StoreAndForward;
+  const std::vector<std::uint64_t> t = store_flows({0, 1, 2}, {2, -1, -1}, config);
+  EXPECT_EQ(t[0], kAlonePs + kBurstPs);
+}
+
+TEST(Interconnect, RingRoutesTheShortWayRoundHopByHop) {
+  // Ring of 4: device 0 -> 2 crosses two link directions (0->1, 1->2), cut-through: the same
+  // link time, twice the link latency, no switch. Device 0 -> 3 goes the other way, one hop.
+  const PlatformConfig config = round_config(Topology::Ring, 4);
+  const std::uint64_t one_hop = kSetupPs + kLinkPs + (1000 + 300) * 1000;
+  const std::uint64_t two_hops = one_hop + 1000 * 1000;
+  const std::vector<std::uint64_t> far = store_flows({0, 1, 2, 3}, {2, -1, -1, -1}, config);
+  EXPECT_EQ(far[0], two_hops);
+}
+
+TEST(Interconnect, RingFlowsSharingAHopShareItsBandwidth) {
+  // 0 -> 2 (via 1) and 1 -> 2 share the direction 1->2: both end one link time later.
+  const PlatformConfig config = round_config(Topology::Ring, 4);
+  const std::vector<std::uint64_t> t = store_flows({0, 1, 2, 3}, {2, 2, -1, -1}, config);
+  const std::uint64_t one_hop = kSetupPs + kLinkPs + (1000 + 300) * 1000;
+  EXPECT_EQ(std::max(t[0] - 1000 * 1000, t[1]), one_hop + kLinkPs);
 }
 
 TEST(UnifiedBuffer, OverflowNamesTheBytesAskedAndTheLimit) {
