@@ -86,6 +86,9 @@ void body(Rank& r) {
 extern const KernelSpec kBuiltinMesh{
     "builtin_mesh",
     "step 11: builtin allreduce mode mesh (16 KiB chunks, chunk barriers, self-clearing [P,1])",
-    true, layout, body};
+    true,
+    layout,
+    body,
+    true};
 
 }  // namespace ars::kernels

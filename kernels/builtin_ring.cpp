@@ -130,6 +130,9 @@ void body(Rank& r) {
 extern const KernelSpec kBuiltinRing{
     "builtin_ring",
     "step 11: builtin allreduce mode ring (full-mesh barriers per subchunk, [2(P-1),P] signal)",
-    true, layout, body};
+    true,
+    layout,
+    body,
+    true};
 
 }  // namespace ars::kernels

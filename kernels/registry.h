@@ -17,6 +17,9 @@ struct KernelSpec {
   // windows and signals it needs.
   Layout (*layout)(const Problem& problem);
   void (*body)(Rank& rank);
+  // The kernel's barriers leave its signal all zero, so the signal can be reused: a cell left
+  // non-zero after the run is a failure.
+  bool clears_signal = false;
 };
 
 const std::vector<KernelSpec>& kernel_registry();
