@@ -49,9 +49,15 @@ void print_report(std::ostream& out, const RunResult& result) {
   out << "\n";
   if (result.completed) {
     out << "device time: " << result.device_time_ns << " ns\n";
-    out << "signal: "
-        << (result.signal_clear ? "all zero at the end" : "not clear, " + result.signal_residue)
-        << "\n";
+    out << "signal: ";
+    if (result.signal_clear) {
+      out << "all zero at the end\n";
+    } else if (result.signal_must_clear) {
+      out << "NOT clear, " << result.signal_residue << "\n";
+    } else {
+      out << "left non-zero, as this kernel leaves it (reuse needs a reset): "
+          << result.signal_residue << "\n";
+    }
   }
   out << std::setprecision(3) << "simulation: " << result.simulated_operations << " operations in "
       << result.wall_seconds << " s wall (" << std::setprecision(0)
@@ -105,6 +111,7 @@ std::string to_json(const RunResult& result) {
   if (!result.completed) j["failure"] = result.failure;
   j["mismatches"] = result.mismatch_count;
   j["signal_clear"] = result.signal_clear;
+  j["signal_must_clear"] = result.signal_must_clear;
   j["ranks"] = ordered_json::array();
   j["rounds"] = ordered_json::array();
   for (const RankStats& s : result.ranks) {

@@ -192,6 +192,7 @@ RunResult run_allreduce(const RunRequest& request) {
       }
     }
   }
+  result.signal_must_clear = kernel.clears_signal;
   result.correct = result.mismatch_count == 0 && (result.signal_clear || !kernel.clears_signal);
   return result;
 }

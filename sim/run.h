@@ -47,7 +47,8 @@ struct RunResult {
   // Every signal cell of every rank is zero after the run; the builtins promise it (their
   // epilogue clears the signal for the next call), so for them a residue is a failure.
   bool signal_clear = false;
-  std::string signal_residue;  // the first non-zero cell, when there is one
+  bool signal_must_clear = false;  // the kernel promises a clear signal (KernelSpec::clears_signal)
+  std::string signal_residue;      // the first non-zero cell, when there is one
   std::vector<RankStats> ranks;
   std::vector<std::string> schedule;       // one line per executed operation, rank by rank
   double device_time_ns = 0;               // latest finish minus earliest start
