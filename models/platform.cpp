@@ -1,6 +1,7 @@
 #include "models/platform.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <sstream>
 
 #include "models/transaction.h"
@@ -101,6 +102,7 @@ std::int32_t Platform::read_cell(int rank, int signal, int row, int col) {
 
 std::string Platform::describe_blocked_ranks() {
   std::ostringstream out;
+  out << std::fixed << std::setprecision(3);
   out << "deadlock at " << to_ns(sc_core::sc_time_stamp()) << " ns:";
   for (int r = 0; r < ranks(); ++r) {
     const VectorCore& c = core(r);

@@ -61,7 +61,7 @@ TEST(Faults, DroppedNotifyLeavesItsPeerWaitingOnTheCell) {
   const FaultRun run = run_with({"--fault", "drop-notify:0:1"});
   // The other ranks are not held up: they finish at the fault-free run's device time, and
   // nothing moves after that.
-  expect_deadlock(run, "deadlock at 6702.22 ns:");
+  expect_deadlock(run, "deadlock at 6702.222 ns:");
   EXPECT_DOUBLE_EQ(last_finish_ns(run.json), 6702.222);
   EXPECT_NE(run.process.out.find("\n  rank 2 (device 2) waits on signal[0,0] Ge 1, cell holds 0"),
             std::string::npos)
@@ -71,7 +71,7 @@ TEST(Faults, DroppedNotifyLeavesItsPeerWaitingOnTheCell) {
 
 TEST(Faults, WrongNotifyValueIsShownAsExpectedVersusActual) {
   const FaultRun run = run_with({"--fault", "notify-value:0:0:0"});
-  expect_deadlock(run, "deadlock at 6702.22 ns:");
+  expect_deadlock(run, "deadlock at 6702.222 ns:");
   EXPECT_NE(run.process.out.find("\n  rank 1 (device 1) waits on signal[0,0] Ge 1, cell holds 0"),
             std::string::npos)
       << run.process.out;
@@ -81,7 +81,7 @@ TEST(Faults, WrongNotifyValueIsShownAsExpectedVersusActual) {
 TEST(Faults, StalledRankIsNamedAndEveryPeerWaitsOnItsRow) {
   // Nothing moves once the last live rank blocks on the stalled rank's row.
   const FaultRun run = run_with({"--fault", "stall:1"});
-  expect_deadlock(run, "deadlock at 4151.11 ns:");
+  expect_deadlock(run, "deadlock at 4151.111 ns:");
   const std::string& out = run.process.out;
   EXPECT_NE(out.find("\n  rank 1 (device 1) never started its kernel (stalled by a fault)"),
             std::string::npos)
