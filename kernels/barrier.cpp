@@ -32,6 +32,7 @@ namespace kernels {
 namespace {
 
 Layout layout(const Problem& p) {
+  refuse_call_options(p, "barrier", false);
   return {{{"data", p.elements}}, {{"signal", p.ranks, 1}}};
 }
 

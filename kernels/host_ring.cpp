@@ -24,6 +24,7 @@ int signal_rows(int ranks) {
 }
 
 Layout layout(const Problem& p) {
+  refuse_call_options(p, "host_ring", true);
   if (p.op != ReduceOp::Sum) {
     throw InputError(std::string("host_ring: op ") + to_string(p.op) +
                      " is not supported (the host ring reduces with Sum only)");

@@ -15,6 +15,7 @@ namespace ars::kernels {
 namespace {
 
 Layout layout(const Problem& p) {
+  refuse_call_options(p, "mesh", false);
   return {{{"data", p.elements}}, {{"signal", p.ranks, 1}}};
 }
 

@@ -21,6 +21,17 @@ const std::vector<KernelSpec>& kernel_registry() {
   return registry;
 }
 
+void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape) {
+  if (problem.repeat != 1) {
+    throw InputError(std::string("--repeat: ") + kernel +
+                     " runs one allreduce per launch; only the builtin (mesh, ring) repeats");
+  }
+  if (problem.signal_shape && !takes_signal_shape) {
+    throw InputError(std::string("--signal-shape: ") + kernel +
+                     " allocates its own signal; only the builtins and host_ring take one");
+  }
+}
+
 const KernelSpec& find_kernel(const std::string& name) {
   std::string known;
   for (const KernelSpec& k : kernel_registry()) {

@@ -22,6 +22,12 @@ struct KernelSpec {
   bool clears_signal = false;
 };
 
+// For the kernels other than the builtin: one allreduce per launch, on the signal the
+// tutorial gives them. Throws InputError naming the kernel when --repeat or (unless the kernel
+// takes one)
+// --signal-shape asks for more, rather than silently ignoring it.
+void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape);
+
 const std::vector<KernelSpec>& kernel_registry();
 // Throws InputError naming the known kernels when `name` is not one of them.
 const KernelSpec& find_kernel(const std::string& name);

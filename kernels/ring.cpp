@@ -42,6 +42,7 @@ namespace kernels {
 namespace {
 
 Layout layout(const Problem& p) {
+  refuse_call_options(p, "ring", false);
   if (p.ranks < 2) {
     throw InputError("ring: needs at least 2 ranks (P = " + std::to_string(p.ranks) + ")");
   }

@@ -20,6 +20,7 @@ constexpr int kRowBarrierA = 0;
 constexpr int kRowBarrierB = 1;
 
 Layout layout(const Problem& p) {
+  refuse_call_options(p, "two_phase", false);
   const auto ranks = static_cast<std::uint64_t>(p.ranks);
   // The hand version cuts the vector into P equal chunks; it has no remainder handling.
   if (p.elements % ranks != 0) {

@@ -134,6 +134,7 @@ int jobs_option(const po::variables_map& vm) {
 double key_value(const PlatformConfig& config, const std::string& key) {
   PlatformConfig copy = config;
   const po::options_description options = platform_options(copy);
+  if (key.empty()) throw InputError("--fit: an empty key (a stray comma?)");
   if (options.find_nothrow(key, false) == nullptr) {
     throw InputError("--fit: '" + key + "' is not a platform key (see allreduce-sim --help)");
   }

@@ -115,10 +115,13 @@ std::uint64_t parse_size(const std::string& text, DType dtype) {
   if (unit == "KiB") scale = 1024;
   if (unit == "MiB") scale = 1024.0 * 1024;
   if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  if (scale == 0 || !(number > 0) || number != std::floor(number) || number > 1e15) {
+  if (scale == 0 || !(number > 0) || number != std::floor(number)) {
     throw InputError(
         "--size: '" + text +
         "' must be a positive whole number of elements, or of bytes with B, KiB, MiB or GiB");
+  }
+  if (number * scale > 1e15) {
+    throw InputError("--size: '" + text + "' is beyond 1e15 elements or bytes per rank");
   }
   const auto value = static_cast<std::uint64_t>(number * scale);
   if (unit.empty()) return value;

@@ -458,6 +458,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t b = min_bytes; b <= max_bytes; b *= static_cast<std::uint64_t>(factor)) {
       sizes.push_back(b / element);
+      if (b > max_bytes / static_cast<std::uint64_t>(factor)) break;  // the next size overflows
     }
     std::vector<Point> points;
     std::vector<RunRequest> requests;

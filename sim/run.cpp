@@ -78,7 +78,7 @@ double input_value(const Problem& problem, int rank, std::uint64_t index) {
     // Near one, so products over many ranks neither overflow nor vanish: 0.75 .. 1.25.
     return 0.75 + static_cast<double>(h % 33) / 64.0;
   }
-  // Multiples of 1/64 in [-2, 2): sums over up to 64 ranks are exact even in FP16.
+  // Multiples of 1/64 in [-2, 2): sums over up to 16 ranks are exact even in FP16.
   return static_cast<double>(static_cast<int>(h % 256) - 128) / 64.0;
 }
 
