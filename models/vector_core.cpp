@@ -344,7 +344,9 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   }
   blocked_.blocked = false;
   stats_.polls += look + 1;
-  const sc_time answered = begin + sc_time::from_value((look + 1) * poll_period_.value());
+  // With a zero poll period the look answers at once, when the cell changed.
+  const sc_time answered =
+      std::max(sc_time_stamp(), begin + sc_time::from_value((look + 1) * poll_period_.value()));
   round().barrier_ps += (sc_time_stamp() - begin).value();
   spend(answered - sc_time_stamp() + invalidate_cost_, &RoundRecord::barrier_ps);
 }

@@ -233,8 +233,10 @@ struct SignalRun {
 };
 
 SignalRun signal_run(const std::vector<std::pair<std::int32_t, NotifyOp>>& notifies,
-                     std::int32_t expected, WaitCmp cmp, std::vector<int> devices = {0, 1}) {
-  const PlatformConfig config = round_config(Topology::FullMesh, 4);
+                     std::int32_t expected, WaitCmp cmp, std::vector<int> devices = {0, 1},
+                     double poll_period_cycles = 500) {
+  PlatformConfig config = round_config(Topology::FullMesh, 4);
+  config.poll_period_cycles = poll_period_cycles;
   SignalRun result;
   Platform platform("platform", config, std::move(devices), problem_for(2), layout_for(2),
                     [&](Rank& r) {
@@ -251,6 +253,13 @@ SignalRun signal_run(const std::vector<std::pair<std::int32_t, NotifyOp>>& notif
   result.cell = platform.read_cell(0, kSignal, 1, 0);
   result.polls = platform.core(0).stats().polls;
   return result;
+}
+
+TEST(Signals, ZeroPollPeriodReleasesWhenTheNotifyLands) {
+  // No polling granularity: released at the landing, 1320 ns, plus the 10 ns invalidate.
+  const SignalRun r = signal_run({{1, NotifyOp::AtomicAdd}}, 1, WaitCmp::Ge, {0, 1}, 0);
+  ASSERT_TRUE(r.outcome.completed) << r.outcome.deadlock;
+  EXPECT_EQ(r.released_ps, 1330000u);
 }
 
 TEST(Signals, AtomicAddAccumulates) {
