@@ -143,11 +143,13 @@ std::vector<BatchResult> run_batch(const std::vector<RunRequest>& requests, int 
       const nlohmann::json j = nlohmann::json::parse(child.output);
       if (j.contains("error")) {
         out.error = j.at("error").get<std::string>();
+        out.result.request = requests[child.index];
       } else {
         out.result = result_from_json(child.output, requests[child.index]);
       }
     } catch (const nlohmann::json::exception&) {
       out.error = "the simulation process ended abnormally (status " + std::to_string(status) + ")";
+      out.result.request = requests[child.index];
     }
     running.erase(oldest);
     ++done;

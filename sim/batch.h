@@ -12,7 +12,7 @@
 namespace ars {
 
 struct BatchResult {
-  RunResult result;   // filled when the run happened (completed or not)
+  RunResult result;   // filled when the run happened; its request is set in any case
   std::string error;  // the InputError or crash of a run that could not happen
 };
 

@@ -482,8 +482,8 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
             point.card = cost_card(kernel, request.problem, platform);
           } catch (const InputError& e) {
             point.run.error = e.what();
+            point.run.result.request = request;
           }
-          point.run.result.request = request;
           requests.push_back(request);
         }
       }
@@ -518,23 +518,30 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
 
     int card_failures = 0;
     int time_misses = 0;
+    int not_run = 0;
+    int wrong = 0;
     for (const Point& p : points) {
-      if (!p.run.error.empty() || !p.run.result.completed) continue;
+      if (!p.run.error.empty() || !p.run.result.completed) {
+        ++not_run;
+        continue;
+      }
+      if (p.run.result.checked && !p.run.result.correct) ++wrong;
       const Checks c = check(p);
       card_failures += (c.bytes_ok ? 0 : 1) + (c.rounds_ok ? 0 : 1);
       time_misses +=
           std::fabs(pct(p.run.result.device_time_ns, p.card.time_ns)) > kTimeTolerancePct ? 1 : 0;
     }
     out << "\n"
-        << points.size() << " points: " << card_failures << " byte/round card failures, "
-        << time_misses << " times off their card by more than " << kTimeTolerancePct << " %"
-        << (ideal ? "" : " (attributed above)") << "\n";
+        << points.size() << " points: " << not_run << " did not run to the end, " << wrong
+        << " wrong results, " << card_failures << " byte/round card failures, " << time_misses
+        << " times off their card by more than " << std::fixed << std::setprecision(1)
+        << kTimeTolerancePct << " %" << (ideal ? "" : " (attributed above)") << "\n";
     if (!csv_path.empty()) {
       std::ofstream file(csv_path, std::ios::trunc);
       file << csv(points, ideal);
       if (!file) throw InputError("--csv: cannot write " + csv_path);
     }
-    return card_failures == 0 ? 0 : 1;
+    return card_failures == 0 && not_run == 0 && wrong == 0 ? 0 : 1;
   } catch (const InputError& e) {
     err << "allreduce-sim costcard: error: " << e.what() << "\n";
     return 2;
