@@ -140,6 +140,11 @@ const BadInput kRows[] = {
     {"HostRingDtypeOutsideContract", {"-k", "host_ring", "--dtype", "fp16"}, nullptr, "fp16"},
     {"MeshSignalShapeWrong", {"--signal-shape", "2,2"}, nullptr, "got [2,2]"},
     {"RingSignalShapeWrong", {"--mode", "ring", "--signal-shape", "4,1"}, nullptr, "got [4,1]"},
+    // Found while the simulation runs: a rank touches a cell outside a too-short signal.
+    {"MeshSignalTooShortForItsRanks",
+     {"--signal-shape", "2,1"},
+     nullptr,
+     "signal cell [2,0] is outside the signal 'signal' of shape [2,1]"},
 };
 
 class BadInputTest : public ::testing::TestWithParam<BadInput> {};
@@ -172,6 +177,7 @@ TEST_P(BadInputTest, ExitsTwoWithOneLineNamingTheValueAndLeavesNoOutput) {
   const std::string command = args.empty() || args[0].rfind("-", 0) == 0 ? "" : " " + args[0];
   EXPECT_EQ(run.err.rfind("allreduce-sim" + command + ": error: ", 0), 0u) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_EQ(run.out, "") << "nothing but the error is printed";
   EXPECT_NE(run.err.find(row.names), std::string::npos)
       << "stderr does not name '" << row.names << "': " << run.err;
   std::vector<std::string> left;
