@@ -102,6 +102,8 @@ class Rank {
   virtual Tensor output() const = 0;  // y: where the reduced vector must end up
   virtual Tensor window(const std::string& name) const = 0;
   virtual Signal signal(const std::string& name) const = 0;
+  // Bytes of unified buffer a kernel may allocate.
+  virtual std::uint64_t ub_bytes() const = 0;
 
   // Unified buffer. alloc fails with a clear error when the tile does not fit.
   virtual Tile alloc(std::uint64_t elements, DType dtype) = 0;

@@ -40,7 +40,7 @@ void body(Rank& r) {
   const Tensor x = r.input();
   const Tensor y = r.output();
   const Tensor data = r.window("data");
-  const Tiling tiling(r.problem().elements, r.problem().dtype, 2);
+  const Tiling tiling(r.problem().elements, r.problem().dtype, 2, r.ub_bytes());
   const Tile tile = r.alloc(tiling.tile_elements, r.problem().dtype);
   r.begin_round("stage-in");
   copy_through_ub(r, tile, x, data, tiling);

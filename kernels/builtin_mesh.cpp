@@ -46,7 +46,7 @@ void body(Rank& r) {
   const Tensor y = r.output();
   const Tensor data = r.window("data");
   const Signal signal = r.signal("signal");
-  const Tiling tiling(p.elements, p.dtype, 2);
+  const Tiling tiling(p.elements, p.dtype, 2, r.ub_bytes());
   const auto chunks = tiling.chunks();
   const auto chunk_count = static_cast<std::int32_t>(chunks.size());
   const Tile acc = r.alloc(tiling.tile_elements, p.dtype);

@@ -78,10 +78,10 @@ void body(Rank& r) {
   const std::vector<std::uint64_t> bounds = segment_bounds(p.elements, p.dtype, ranks);
   std::uint64_t longest = 0;
   for (int i = 0; i < ranks; ++i) longest = std::max(longest, bounds[i + 1] - bounds[i]);
-  const Tiling subchunks(longest, p.dtype, 2);
+  const Tiling subchunks(longest, p.dtype, 2, r.ub_bytes());
   const std::uint64_t subchunk = subchunks.tile_elements;
   const auto per_segment = static_cast<std::int32_t>((longest + subchunk - 1) / subchunk);
-  const Tiling staging(p.elements, p.dtype, 2);
+  const Tiling staging(p.elements, p.dtype, 2, r.ub_bytes());
   const Tile acc = r.alloc(std::max(staging.tile_elements, subchunk), p.dtype);
   const Tile incoming = r.alloc(subchunk, p.dtype);
   const int rounds = 2 * (ranks - 1);

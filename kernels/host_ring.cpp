@@ -60,7 +60,7 @@ void body(Rank& r) {
   const Tensor data = r.window("data");
   const Signal signal = r.signal("signal");
   const std::uint64_t chunk = r.problem().elements / static_cast<std::uint64_t>(ranks);
-  Tiling tiling(chunk, DType::FP32, 2);
+  Tiling tiling(chunk, DType::FP32, 2, r.ub_bytes());
   tiling.tile_elements = std::min(tiling.tile_elements, kTileElements);
   const Tile acc = r.alloc(tiling.tile_elements, DType::FP32);
   const Tile incoming = r.alloc(tiling.tile_elements, DType::FP32);

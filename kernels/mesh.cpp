@@ -26,7 +26,7 @@ void body(Rank& r) {
   const Tensor x = r.input();
   const Tensor y = r.output();
   const Tensor data = r.window("data");
-  const Tiling tiling(r.problem().elements, dtype, ranks);
+  const Tiling tiling(r.problem().elements, dtype, ranks, r.ub_bytes());
   const Tile acc = r.alloc(tiling.tile_elements, dtype);
   std::vector<Tile> incoming;
   for (int k = 1; k < ranks; ++k) incoming.push_back(r.alloc(tiling.tile_elements, dtype));

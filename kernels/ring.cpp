@@ -66,7 +66,7 @@ void body(Rank& r) {
   const Tensor data = r.window("data");
   const Signal signal = r.signal("signal");
   const std::uint64_t chunk = r.problem().elements / static_cast<std::uint64_t>(ranks);
-  const Tiling tiling(chunk, dtype, 2);
+  const Tiling tiling(chunk, dtype, 2, r.ub_bytes());
   const Tile acc = r.alloc(tiling.tile_elements, dtype);
   const Tile incoming = r.alloc(tiling.tile_elements, dtype);
 

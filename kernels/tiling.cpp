@@ -4,9 +4,11 @@
 
 namespace ars {
 
-Tiling::Tiling(std::uint64_t elements_, DType dtype, int tiles_in_flight) : elements(elements_) {
+Tiling::Tiling(std::uint64_t elements_, DType dtype, int tiles_in_flight, std::uint64_t ub_bytes)
+    : elements(elements_) {
   const std::uint64_t element = dtype_bytes(dtype);
-  std::uint64_t bytes = std::min(kChunkBytes, kUbUsableBytes / std::max(1, tiles_in_flight));
+  std::uint64_t bytes =
+      std::min(kChunkBytes, ub_bytes / static_cast<std::uint64_t>(std::max(1, tiles_in_flight)));
   bytes = bytes / 32 * 32;
   // A small vector shrinks the tile to its size rounded up to 32 bytes.
   bytes = std::min(bytes, (elements * element + 31) / 32 * 32);

@@ -11,12 +11,11 @@ namespace ars {
 
 // 16 KiB: nine such tiles fit in the 184 KiB usable UB of an a2a3 vector core.
 constexpr std::uint64_t kChunkBytes = 16384;
-constexpr std::uint64_t kUbUsableBytes = 188416;
 
 struct Tiling {
-  // Tiles of at most 16 KiB, smaller when `tiles_in_flight` of them would not fit the UB,
-  // and never larger than the vector itself.
-  Tiling(std::uint64_t elements, DType dtype, int tiles_in_flight);
+  // Tiles of at most 16 KiB, smaller when `tiles_in_flight` of them would not fit the
+  // `ub_bytes` a kernel may allocate, and never larger than the vector itself.
+  Tiling(std::uint64_t elements, DType dtype, int tiles_in_flight, std::uint64_t ub_bytes);
   std::uint64_t elements;
   std::uint64_t tile_elements;
   // (offset, count) of every tile, in order.

@@ -41,7 +41,7 @@ void body(Rank& r) {
   const Signal signal = r.signal("signal");
   const std::uint64_t chunk = r.problem().elements / static_cast<std::uint64_t>(ranks);
   // One tile per rank: the own share plus one incoming tile per peer.
-  const Tiling tiling(chunk, dtype, ranks);
+  const Tiling tiling(chunk, dtype, ranks, r.ub_bytes());
   std::vector<Tile> tiles;
   for (int k = 0; k < ranks; ++k) tiles.push_back(r.alloc(tiling.tile_elements, dtype));
 

@@ -62,6 +62,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   Tensor output() const override;
   Tensor window(const std::string& name) const override;
   Signal signal(const std::string& name) const override;
+  std::uint64_t ub_bytes() const override { return ub_.usable_bytes(); }
   Tile alloc(std::uint64_t elements, DType dtype) override;
   void release(const Tile& tile) override;
   void load(const Tile& dst, const Tensor& src, std::uint64_t offset, std::uint64_t count) override;

@@ -69,6 +69,9 @@ class Timeline {
   Timeline(const Costs& costs, int rank, int ranks)
       : c_(costs), rank_(rank), ranks_(ranks), queue_free_(costs.config.dma_queues, 0.0) {}
 
+  // The unified buffer the kernel tiles for.
+  std::uint64_t ub_bytes() const { return c_.config.ub_usable_bytes; }
+
   void begin_round(const char* phase) {
     CardRound round;
     round.phase = phase;
@@ -223,7 +226,7 @@ std::vector<int> peers_from(int me, int ranks, int first) {
 
 void mesh(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
-  const Chunks tiles = Tiling(p.elements, p.dtype, p.ranks).chunks();
+  const Chunks tiles = Tiling(p.elements, p.dtype, p.ranks, t.ub_bytes()).chunks();
   t.begin_round("stage-in");
   copy_vector(t, tiles, element);
   t.begin_round("barrier");
@@ -239,7 +242,7 @@ void mesh(Timeline& t, const Problem& p) {
 void two_phase(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const std::uint64_t chunk = p.elements / p.ranks;
-  const Chunks tiles = Tiling(chunk, p.dtype, p.ranks).chunks();
+  const Chunks tiles = Tiling(chunk, p.dtype, p.ranks, t.ub_bytes()).chunks();
   const std::uint64_t own = t.rank() * chunk;
   t.begin_round("stage-in");
   copy_chunks(t, p.ranks, chunk, tiles, element);
@@ -288,7 +291,7 @@ void ring_round_transfers(Timeline& t, const Problem& p, int round, std::uint64_
 void ring(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const std::uint64_t chunk = p.elements / p.ranks;
-  const Chunks tiles = Tiling(chunk, p.dtype, 2).chunks();
+  const Chunks tiles = Tiling(chunk, p.dtype, 2, t.ub_bytes()).chunks();
   const int left = (t.rank() - 1 + p.ranks) % p.ranks;
   const int rounds = 2 * (p.ranks - 1);
   t.begin_round("stage-in");
@@ -308,7 +311,7 @@ void ring(Timeline& t, const Problem& p) {
 void host_ring(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const std::uint64_t chunk = p.elements / p.ranks;
-  Tiling tiling(chunk, p.dtype, 2);
+  Tiling tiling(chunk, p.dtype, 2, t.ub_bytes());
   tiling.tile_elements = std::min(tiling.tile_elements, kHostRingTileElements);
   const Chunks tiles = tiling.chunks();
   const int rounds = 2 * (p.ranks - 1);
@@ -330,7 +333,7 @@ void host_ring(Timeline& t, const Problem& p) {
 // self-clearing epilogue, stage-out.
 void builtin_mesh(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
-  const Chunks tiles = Tiling(p.elements, p.dtype, 2).chunks();
+  const Chunks tiles = Tiling(p.elements, p.dtype, 2, t.ub_bytes()).chunks();
   t.begin_round("stage-in");
   copy_vector(t, tiles, element);
   t.begin_round("ready");
@@ -371,9 +374,9 @@ void builtin_ring(Timeline& t, const Problem& p) {
   const std::vector<std::uint64_t> bounds = ring_segment_bounds(p);
   std::uint64_t longest = 0;
   for (int i = 0; i < p.ranks; ++i) longest = std::max(longest, bounds[i + 1] - bounds[i]);
-  const std::uint64_t sub = Tiling(longest, p.dtype, 2).tile_elements;
+  const std::uint64_t sub = Tiling(longest, p.dtype, 2, t.ub_bytes()).tile_elements;
   const std::uint64_t subchunks = (longest + sub - 1) / sub;
-  const Chunks staging = Tiling(p.elements, p.dtype, 2).chunks();
+  const Chunks staging = Tiling(p.elements, p.dtype, 2, t.ub_bytes()).chunks();
   const int left = (t.rank() - 1 + p.ranks) % p.ranks;
   const int rounds = 2 * (p.ranks - 1);
   t.begin_round("stage-in");

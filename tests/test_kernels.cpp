@@ -120,3 +120,23 @@ TEST(Golden, AKernelThatSkipsAPeerIsReportedWrong) {
 
 }  // namespace
 }  // namespace ars
+
+namespace ars {
+namespace {
+
+// The mesh tiles for the unified buffer the platform has: with 64 KiB usable at P = 8 its
+// eight tiles (one accumulator, seven pulls) shrink to 8 KiB each and still fit.
+TEST(Tiling, MeshFollowsTheConfiguredUnifiedBuffer) {
+  RunRequest request = a2a3_request(8, 1 << 18, DType::FP32, ReduceOp::Sum);
+  request.platform.ub_usable_bytes = 65536;
+  request.kernel = "mesh";
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.completed) << result.failure;
+  EXPECT_TRUE(result.correct);
+  // 1 MiB per rank in 8 KiB tiles: 128 local loads of the own slice plus 7 x 128 pulls, per
+  // rank, besides the stage-in copy (128 loads, 128 stores) and the 128 stores to y.
+  for (const RankStats& s : result.ranks) EXPECT_EQ(s.transfers, 128u * (2 + 1 + 7 + 1)) << s.rank;
+}
+
+}  // namespace
+}  // namespace ars

@@ -353,7 +353,7 @@ void ring_with(Rank& r, int left, int right) {
   const std::uint64_t chunk = n / static_cast<std::uint64_t>(r.ranks());
   const Tensor data = r.window("data");
   const Signal signal = r.signal("signal");
-  const Tiling tiling(chunk, dtype, 2);
+  const Tiling tiling(chunk, dtype, 2, r.ub_bytes());
   const Tile acc = r.alloc(n, dtype);
   const Tile incoming = r.alloc(tiling.tile_elements, dtype);
   r.load(acc, r.input(), 0, n);
