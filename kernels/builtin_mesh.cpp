@@ -18,10 +18,6 @@
 namespace ars::kernels {
 namespace {
 
-std::string shape_text(int rows, int cols) {
-  return "[" + std::to_string(rows) + "," + std::to_string(cols) + "]";
-}
-
 Layout layout(const Problem& p) {
   if (p.mode != "mesh") {
     throw InputError("kernel builtin_mesh is the builtin in mode mesh, but the mode is '" + p.mode +

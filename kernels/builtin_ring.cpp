@@ -27,10 +27,6 @@ namespace {
 // FP16 segments start on 16-element (32 B) boundaries, as the vector unit's tiles need.
 constexpr std::uint64_t kFp16SegmentAlignment = 16;
 
-std::string shape_text(int rows, int cols) {
-  return "[" + std::to_string(rows) + "," + std::to_string(cols) + "]";
-}
-
 Layout layout(const Problem& p) {
   if (p.mode != "ring") {
     throw InputError("kernel builtin_ring is the builtin in mode ring, but the mode is '" + p.mode +

@@ -21,6 +21,10 @@ const std::vector<KernelSpec>& kernel_registry() {
   return registry;
 }
 
+std::string shape_text(int rows, int cols) {
+  return "[" + std::to_string(rows) + "," + std::to_string(cols) + "]";
+}
+
 void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape) {
   if (problem.repeat != 1) {
     throw InputError(std::string("--repeat: ") + kernel +

@@ -22,6 +22,9 @@ struct KernelSpec {
   bool clears_signal = false;
 };
 
+// "[rows,cols]", as signal-shape messages show a shape.
+std::string shape_text(int rows, int cols);
+
 // For the kernels other than the builtin: one allreduce per launch, on the signal the
 // tutorial gives them. Throws InputError naming the kernel when --repeat or (unless the kernel
 // takes one)

@@ -47,7 +47,8 @@ class DmaEngine : public sc_core::sc_module {
   // The transfer has completed by now.
   bool done(std::uint64_t ticket) const;
 
-  // Time one transfer takes alone: what the analytical cost cards charge.
+  // The rate (bytes per ps) a queue streams this transfer at: the path's DMA rate, scaled
+  // down for a GM address off the full-rate alignment.
   double rate_bytes_per_ps(const Request& request) const;
 
   void attach_trace(TraceSink* sink, const std::string& scope);

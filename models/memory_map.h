@@ -10,6 +10,9 @@
 
 namespace ars {
 
+// Windows (and signals) are padded to 4 KiB, as the tutorial's runtime allocates them.
+constexpr std::uint64_t kWindowMinimumBytes = 4096;
+
 struct TensorInfo {
   std::string name;
   std::uint64_t address;  // local, the same on every device

@@ -10,8 +10,7 @@ namespace ars {
 
 namespace {
 
-constexpr std::uint64_t kWindowMinimumBytes = 4096;  // windows are padded to 4 KiB
-constexpr std::uint64_t kGmAlignment = 512;          // full-rate DMA alignment
+constexpr std::uint64_t kGmAlignment = 512;  // full-rate DMA alignment
 
 }  // namespace
 
@@ -144,8 +143,10 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
                                   [&](int d) { return devices_[d]->core->stats().finished; });
   if (outcome.completed) return outcome;
   if (sc_core::sc_pending_activity()) {
-    outcome.timeout = "simulated-time limit of " + std::to_string(to_ns(limit)) +
-                      " ns reached before every rank finished";
+    std::ostringstream limit_ns;
+    limit_ns << to_ns(limit);
+    outcome.timeout =
+        "simulated-time limit of " + limit_ns.str() + " ns reached before every rank finished";
   } else {
     outcome.deadlock = describe_blocked_ranks();
   }

@@ -17,6 +17,7 @@
 #include "kernels/registry.h"
 #include "sim/batch.h"
 #include "sim/config.h"
+#include "sim/output_file.h"
 
 namespace ars {
 
@@ -110,17 +111,6 @@ void say_kernel_column(std::ostream& out, const std::string& path, const Measure
   out << data.points.size() << " measured points from " << path;
   if (!data.kernel_column) out << " (no kernel column: every point is " << kDefaultKernel << ")";
   out << "\n";
-}
-
-void check_writable(const std::string& option, const std::string& path) {
-  std::ofstream probe(path, std::ios::app);
-  if (!probe) throw InputError(option + ": cannot write " + path);
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream file(path, std::ios::trunc);
-  file << text;
-  if (!file) throw InputError("cannot write " + path);
 }
 
 int jobs_option(const po::variables_map& vm) {
@@ -249,7 +239,8 @@ Minimum nelder_mead(const Function& f, const std::vector<double>& start, double 
 MeasuredData read_measurements(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
-  if (!fs::is_regular_file(path, error)) throw InputError("--data: no such file: " + path);
+  if (!fs::exists(path, error)) throw InputError("--data: no such file: " + path);
+  if (!fs::is_regular_file(path, error)) throw InputError("--data: not a regular file: " + path);
   std::ifstream in(path);
   if (!in) throw InputError("--data: cannot read " + path);
 
@@ -374,7 +365,7 @@ int validate_main(int argc, const char* const* argv, std::ostream& out, std::ost
             << significant(p.device_us) << "," << fixed(summary.points[i].simulated_us, 3) << ","
             << fixed(summary.points[i].error_percent, 3) << "\n";
       }
-      write_text(csv_path, csv.str());
+      write_file(csv_path, csv.str());
     }
     return 0;
   } catch (const InputError& e) {
@@ -477,7 +468,7 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
       ini << "\n# MAPE " << fixed(summary.mean_abs_percent, 2) << " % over " << data.points.size()
           << " points.\n\n"
           << to_ini(fitted);
-      write_text(write_path, ini.str());
+      write_file(write_path, ini.str());
       out << "wrote " << write_path << "\n";
     }
     return 0;

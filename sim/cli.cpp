@@ -14,6 +14,7 @@
 #include "kernels/registry.h"
 #include "sim/config.h"
 #include "sim/memory_guard.h"
+#include "sim/output_file.h"
 #include "sim/report.h"
 #include "sim/run.h"
 
@@ -52,26 +53,6 @@ std::pair<int, int> parse_shape(const std::string& text) {
     throw InputError("--signal-shape: '" + text + "' is not ROWS,COLS with positive numbers");
   }
   return {rows, cols};
-}
-
-// Refuses an output path that cannot be written, before anything runs.
-void check_writable(const std::string& option, const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return;
-  std::error_code error;
-  const fs::path parent =
-      fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
-  if (fs::is_directory(path, error) || !fs::is_directory(parent, error) ||
-      ::access(parent.c_str(), W_OK) != 0 ||
-      (fs::exists(path, error) && ::access(path.c_str(), W_OK) != 0)) {
-    throw InputError(option + ": cannot write " + path);
-  }
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  if (!out) throw InputError("cannot write " + path);
 }
 
 std::string kernel_list() {

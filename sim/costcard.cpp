@@ -19,6 +19,7 @@
 #include "sim/cards.h"
 #include "sim/cli.h"
 #include "sim/config.h"
+#include "sim/output_file.h"
 
 namespace ars {
 
@@ -450,9 +451,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     const int jobs = vm["jobs"].as<int>();
     if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
     const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
-    if (!csv_path.empty() && !std::ofstream(csv_path, std::ios::app)) {
-      throw InputError("--csv: cannot write " + csv_path);
-    }
+    check_writable("--csv", csv_path);
 
     const std::size_t element = dtype_bytes(dtype);
     std::vector<std::uint64_t> sizes;
@@ -536,11 +535,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         << " wrong results, " << card_failures << " byte/round card failures, " << time_misses
         << " times off their card by more than " << std::fixed << std::setprecision(1)
         << kTimeTolerancePct << " %" << (ideal ? "" : " (attributed above)") << "\n";
-    if (!csv_path.empty()) {
-      std::ofstream file(csv_path, std::ios::trunc);
-      file << csv(points, ideal);
-      if (!file) throw InputError("--csv: cannot write " + csv_path);
-    }
+    if (!csv_path.empty()) write_file(csv_path, csv(points, ideal));
     return card_failures == 0 && not_run == 0 && wrong == 0 ? 0 : 1;
   } catch (const InputError& e) {
     err << "allreduce-sim costcard: error: " << e.what() << "\n";

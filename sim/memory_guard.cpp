@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/memory_map.h"
+
 namespace ars {
 
 namespace {
 
-// Mirrors Platform's allocation: windows and signals are padded to 4 KiB.
-constexpr std::uint64_t kWindowMinimumBytes = 4096;
 // Per device, simulated or not: the module objects and the SystemC thread stacks.
 constexpr std::uint64_t kDeviceOverheadBytes = 1 << 20;
 // A schedule line or a VCD value change, with its container overhead.
