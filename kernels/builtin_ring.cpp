@@ -24,9 +24,6 @@
 namespace ars::kernels {
 namespace {
 
-// FP16 segments start on 16-element (32 B) boundaries, as the vector unit's tiles need.
-constexpr std::uint64_t kFp16SegmentAlignment = 16;
-
 Layout layout(const Problem& p) {
   if (p.mode != "ring") {
     throw InputError("kernel builtin_ring is the builtin in mode ring, but the mode is '" + p.mode +
@@ -48,19 +45,6 @@ Layout layout(const Problem& p) {
 }
 
 // bounds[i] .. bounds[i+1] is segment i; segments may be empty when N is small.
-std::vector<std::uint64_t> segment_bounds(std::uint64_t elements, DType dtype, int ranks) {
-  std::vector<std::uint64_t> bounds{0};
-  for (int i = 1; i < ranks; ++i) {
-    std::uint64_t b = static_cast<std::uint64_t>(i) * elements / static_cast<std::uint64_t>(ranks);
-    if (dtype == DType::FP16) {
-      b = std::min(elements,
-                   (b + kFp16SegmentAlignment - 1) / kFp16SegmentAlignment * kFp16SegmentAlignment);
-    }
-    bounds.push_back(b);
-  }
-  bounds.push_back(elements);
-  return bounds;
-}
 
 void body(Rank& r) {
   const int ranks = r.ranks();
@@ -71,7 +55,7 @@ void body(Rank& r) {
   const Tensor y = r.output();
   const Tensor data = r.window("data");
   const Signal signal = r.signal("signal");
-  const std::vector<std::uint64_t> bounds = segment_bounds(p.elements, p.dtype, ranks);
+  const std::vector<std::uint64_t> bounds = ring_segment_bounds(p.elements, p.dtype, ranks);
   std::uint64_t longest = 0;
   for (int i = 0; i < ranks; ++i) longest = std::max(longest, bounds[i + 1] - bounds[i]);
   const Tiling subchunks(longest, p.dtype, 2, r.ub_bytes());

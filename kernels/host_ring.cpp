@@ -16,8 +16,6 @@ namespace ars::kernels {
 namespace {
 
 constexpr int kMaxRanks = 16;
-// The host path moves data in fixed 256-element tiles, whatever the UB could hold.
-constexpr std::uint64_t kTileElements = 256;
 
 int signal_rows(int ranks) {
   return 2 * (ranks - 1) + 1;
@@ -61,7 +59,7 @@ void body(Rank& r) {
   const Signal signal = r.signal("signal");
   const std::uint64_t chunk = r.problem().elements / static_cast<std::uint64_t>(ranks);
   Tiling tiling(chunk, DType::FP32, 2, r.ub_bytes());
-  tiling.tile_elements = std::min(tiling.tile_elements, kTileElements);
+  tiling.tile_elements = std::min(tiling.tile_elements, kHostRingTileElements);
   const Tile acc = r.alloc(tiling.tile_elements, DType::FP32);
   const Tile incoming = r.alloc(tiling.tile_elements, DType::FP32);
 

@@ -38,6 +38,23 @@ void ring_exchange(Rank& r, const Tensor& window, int left, const RingRound& rou
   }
 }
 
+// FP16 segments start on 16-element (32 B) boundaries, as the vector unit's tiles need.
+constexpr std::uint64_t kFp16SegmentAlignment = 16;
+
+std::vector<std::uint64_t> ring_segment_bounds(std::uint64_t elements, DType dtype, int ranks) {
+  std::vector<std::uint64_t> bounds{0};
+  for (int i = 1; i < ranks; ++i) {
+    std::uint64_t b = static_cast<std::uint64_t>(i) * elements / static_cast<std::uint64_t>(ranks);
+    if (dtype == DType::FP16) {
+      b = std::min(elements,
+                   (b + kFp16SegmentAlignment - 1) / kFp16SegmentAlignment * kFp16SegmentAlignment);
+    }
+    bounds.push_back(b);
+  }
+  bounds.push_back(elements);
+  return bounds;
+}
+
 namespace kernels {
 namespace {
 

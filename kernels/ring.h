@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/api.h"
 #include "kernels/tiling.h"
@@ -24,5 +25,12 @@ RingRound ring_round(int rank, int ranks, int round);
 void ring_exchange(Rank& r, const Tensor& window, int left, const RingRound& round,
                    std::uint64_t chunk_elements, const Tiling& tiling, const Tile& acc,
                    const Tile& incoming);
+
+// The host builtin ring moves data in fixed 256-element tiles, whatever the UB could hold.
+constexpr std::uint64_t kHostRingTileElements = 256;
+
+// The builtin ring's P segments (spec 3.2): boundaries floor(i N / P), FP16 interior ones
+// rounded up to 16 elements; returns the P+1 boundaries, 0 first and N last.
+std::vector<std::uint64_t> ring_segment_bounds(std::uint64_t elements, DType dtype, int ranks);
 
 }  // namespace ars

@@ -12,8 +12,6 @@ namespace ars {
 
 namespace {
 
-constexpr std::uint64_t kHostRingTileElements = 256;  // the host ring's fixed tile
-
 // The platform's costs in ps and bytes per ps, as the models charge them.
 struct Costs {
   explicit Costs(const PlatformConfig& c)
@@ -354,24 +352,12 @@ void builtin_mesh(Timeline& t, const Problem& p) {
   copy_vector(t, tiles, element);
 }
 
-// Spec 3.2's segments: floor(i N / P), FP16 interior boundaries rounded up to 16 elements.
-std::vector<std::uint64_t> ring_segment_bounds(const Problem& p) {
-  std::vector<std::uint64_t> bounds;
-  for (int i = 0; i <= p.ranks; ++i) {
-    std::uint64_t b = p.elements * i / p.ranks;
-    if (p.dtype == DType::FP16 && i > 0 && i < p.ranks)
-      b = std::min(p.elements, (b + 15) / 16 * 16);
-    bounds.push_back(b);
-  }
-  return bounds;
-}
-
 // Spec 3.2 as kernels/builtin_ring.cpp lowers it: stage-in; per round and subchunk a ready
 // barrier, (RS: an own load) a pull from the left (RS: a reduce), a read-complete barrier and
 // a store; the epilogue, stage-out.
 void builtin_ring(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
-  const std::vector<std::uint64_t> bounds = ring_segment_bounds(p);
+  const std::vector<std::uint64_t> bounds = ring_segment_bounds(p.elements, p.dtype, p.ranks);
   std::uint64_t longest = 0;
   for (int i = 0; i < p.ranks; ++i) longest = std::max(longest, bounds[i + 1] - bounds[i]);
   const std::uint64_t sub = Tiling(longest, p.dtype, 2, t.ub_bytes()).tile_elements;
