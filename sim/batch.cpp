@@ -5,7 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <map>
+#include <deque>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +16,7 @@ namespace ars {
 namespace {
 
 struct Child {
+  pid_t pid;
   std::size_t index;
   int fd;
   std::string output;
@@ -113,31 +114,32 @@ RunResult result_from_json(const std::string& text, const RunRequest& request) {
 std::vector<BatchResult> run_batch(const std::vector<RunRequest>& requests, int jobs,
                                    const BatchProgress& progress) {
   std::vector<BatchResult> results(requests.size());
-  std::map<pid_t, Child> running;
+  std::deque<Child> running;  // in start order
   std::size_t next = 0;
   std::size_t done = 0;
   jobs = std::max(1, jobs);
   while (done < requests.size()) {
     while (next < requests.size() && static_cast<int>(running.size()) < jobs) {
       int fds[2];
-      if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+      // Like the memory guard's refusal, a machine out of processes or descriptors is told
+      // plainly rather than crashing.
+      if (::pipe(fds) != 0) throw InputError("cannot open a pipe for a simulation process");
       std::fflush(nullptr);
       const pid_t pid = ::fork();
-      if (pid < 0) throw std::runtime_error("fork failed");
+      if (pid < 0) throw InputError("cannot start a simulation process");
       if (pid == 0) {
         ::close(fds[0]);
         run_child(requests[next], fds[1]);
       }
       ::close(fds[1]);
-      running.emplace(pid, Child{next, fds[0], {}});
+      running.push_back(Child{pid, next, fds[0], {}});
       ++next;
     }
     // Children write at most a few hundred KiB; read the oldest to its end, then reap it.
-    auto oldest = running.begin();
-    drain(oldest->second);
+    Child& child = running.front();
+    drain(child);
     int status = 0;
-    ::waitpid(oldest->first, &status, 0);
-    const Child& child = oldest->second;
+    ::waitpid(child.pid, &status, 0);
     BatchResult& out = results[child.index];
     try {
       const nlohmann::json j = nlohmann::json::parse(child.output);
@@ -151,7 +153,7 @@ std::vector<BatchResult> run_batch(const std::vector<RunRequest>& requests, int 
       out.error = "the simulation process ended abnormally (status " + std::to_string(status) + ")";
       out.result.request = requests[child.index];
     }
-    running.erase(oldest);
+    running.pop_front();
     ++done;
     if (progress) progress(done, requests.size());
   }
