@@ -104,6 +104,8 @@ void GlobalMemory::apply_due_signal_writes() {
   while (!posted_.empty() && posted_.begin()->first.first <= now) {
     const PostedWrite write = posted_.begin()->second;
     posted_.erase(posted_.begin());
+    const auto op = cell_ops_.emplace(write.address, write.kind).first;
+    if (op->second != write.kind && !mixed_write_) mixed_write_ = MixedWrite{write.address, now};
     std::int32_t cell = read_cell(write.address);
     // Signals wrap like the hardware's INT32 atomics do.
     cell = write.kind == AtomicWrite::Kind::SignalSet

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,14 @@ class GlobalMemory : public sc_core::sc_module {
   // Notified whenever a posted signal update lands in this memory.
   const sc_core::sc_event& signal_written() const { return signal_written_; }
   std::int32_t read_cell(std::uint64_t address) const;
+  // The first signal cell written with both AtomicAdd and Set, which the signal protocol
+  // forbids (a Set can erase counts in flight): its address and when the second op landed.
+  struct MixedWrite {
+    std::uint64_t address;
+    sc_core::sc_time when;
+  };
+  const std::optional<MixedWrite>& mixed_write() const { return mixed_write_; }
+
   // Functional access outside simulated time (inputs, results); nullptr when out of range.
   std::uint8_t* backdoor(std::uint64_t address, std::uint64_t bytes);
 
@@ -68,6 +77,8 @@ class GlobalMemory : public sc_core::sc_module {
   sc_core::sc_event signal_written_;
   TraceSink* sink_ = nullptr;
   std::map<std::uint64_t, int> cell_vars_;
+  std::map<std::uint64_t, AtomicWrite::Kind> cell_ops_;  // the op each written cell has seen
+  std::optional<MixedWrite> mixed_write_;
 };
 
 }  // namespace ars

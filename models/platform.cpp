@@ -99,6 +99,21 @@ std::int32_t Platform::read_cell(int rank, int signal, int row, int col) {
       s.address + 4 * static_cast<std::uint64_t>(row * s.cols + col));
 }
 
+std::string Platform::describe_mixed_write(int rank, std::uint64_t address,
+                                           const sc_core::sc_time& when) const {
+  std::ostringstream out;
+  out << "rank " << rank << "'s signal cell ";
+  for (const SignalInfo& s : memory_.signals) {
+    const std::uint64_t cells = static_cast<std::uint64_t>(s.rows) * s.cols;
+    if (address < s.address || address >= s.address + 4 * cells) continue;
+    const std::uint64_t cell = (address - s.address) / 4;
+    out << s.name << "[" << cell / s.cols << "," << cell % s.cols << "]";
+  }
+  out << std::fixed << std::setprecision(3) << " was written with both AtomicAdd and Set (at "
+      << to_ns(when) << " ns): a cell must never be written with both ops";
+  return out.str();
+}
+
 std::string Platform::describe_blocked_ranks() {
   std::ostringstream out;
   out << std::fixed << std::setprecision(3);
@@ -136,6 +151,10 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
       outcome.failure = core(r).failure();
       break;
     }
+  }
+  for (int r = 0; r < ranks() && outcome.failure.empty(); ++r) {
+    const auto& mixed = devices_[rank_devices_[r]]->gm.mixed_write();
+    if (mixed) outcome.failure = describe_mixed_write(r, mixed->address, mixed->when);
   }
   if (trace_ != nullptr) noc_.flush_trace();
   if (!outcome.failure.empty()) return outcome;

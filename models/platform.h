@@ -53,6 +53,8 @@ class Platform : public sc_core::sc_module {
 
  private:
   std::string describe_blocked_ranks();
+  std::string describe_mixed_write(int rank, std::uint64_t address,
+                                   const sc_core::sc_time& when) const;
   std::uint8_t* backdoor(int rank, int tensor);
 
   std::vector<int> rank_devices_;

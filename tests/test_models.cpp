@@ -262,6 +262,16 @@ TEST(Signals, ZeroPollPeriodReleasesWhenTheNotifyLands) {
   EXPECT_EQ(r.released_ps, 1330000u);
 }
 
+TEST(Signals, ACellWrittenWithBothOpsIsAProtocolError) {
+  // The spec's rule: a cell is only ever added to or only ever set. The Set lands second, at
+  // 1340 ns, and the run reports the cell rather than a result that depends on the race.
+  const SignalRun r = signal_run({{1, NotifyOp::AtomicAdd}, {5, NotifyOp::Set}}, 5, WaitCmp::Ge);
+  EXPECT_FALSE(r.outcome.completed);
+  EXPECT_EQ(r.outcome.failure,
+            "rank 0's signal cell signal[1,0] was written with both AtomicAdd and Set (at "
+            "1340.000 ns): a cell must never be written with both ops");
+}
+
 TEST(Signals, AtomicAddAccumulates) {
   const SignalRun r =
       signal_run({{1, NotifyOp::AtomicAdd}, {1, NotifyOp::AtomicAdd}}, 2, WaitCmp::Eq);
