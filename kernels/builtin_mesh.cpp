@@ -19,10 +19,7 @@ namespace ars::kernels {
 namespace {
 
 Layout layout(const Problem& p) {
-  if (p.mode != "mesh") {
-    throw InputError("kernel builtin_mesh is the builtin in mode mesh, but the mode is '" + p.mode +
-                     "' (use --kernel builtin --mode " + p.mode + ")");
-  }
+  require_builtin_mode(p, "mesh");
   // Only the column count is checked, as the builtin does; a row a rank would touch outside
   // the signal is reported by the core when it happens.
   const auto [rows, cols] = p.signal_shape.value_or(std::pair{p.ranks, 1});

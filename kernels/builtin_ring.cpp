@@ -25,10 +25,7 @@ namespace ars::kernels {
 namespace {
 
 Layout layout(const Problem& p) {
-  if (p.mode != "ring") {
-    throw InputError("kernel builtin_ring is the builtin in mode ring, but the mode is '" + p.mode +
-                     "' (use --kernel builtin --mode " + p.mode + ")");
-  }
+  require_builtin_mode(p, "ring");
   if (p.ranks < 2) {
     throw InputError("builtin allreduce mode ring needs at least 2 ranks, got " +
                      std::to_string(p.ranks));

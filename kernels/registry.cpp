@@ -25,6 +25,14 @@ std::string shape_text(int rows, int cols) {
   return "[" + std::to_string(rows) + "," + std::to_string(cols) + "]";
 }
 
+void require_builtin_mode(const Problem& problem, const std::string& mode) {
+  if (problem.mode != mode) {
+    throw InputError("kernel builtin_" + mode + " is the builtin in mode " + mode +
+                     ", but the mode is '" + problem.mode + "' (use --kernel builtin --mode " +
+                     problem.mode + ")");
+  }
+}
+
 void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape) {
   if (problem.repeat != 1) {
     throw InputError(std::string("--repeat: ") + kernel +

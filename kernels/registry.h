@@ -25,6 +25,10 @@ struct KernelSpec {
 // "[rows,cols]", as signal-shape messages show a shape.
 std::string shape_text(int rows, int cols);
 
+// builtin_mesh and builtin_ring are the builtin in one mode each: throws InputError when the
+// problem asks for the other mode.
+void require_builtin_mode(const Problem& problem, const std::string& mode);
+
 // For the kernels other than the builtin: one allreduce per launch, on the signal the
 // tutorial gives them. Throws InputError naming the kernel when --repeat or (unless the kernel
 // takes one)
