@@ -59,6 +59,7 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     posted_.emplace(std::make_pair(arrival, posted_sequence_++),
                     PostedWrite{address, value, atomic->kind});
     due_.notify(posted_.begin()->first.first - sc_core::sc_time_stamp());
+    delay += write_latency_;  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }

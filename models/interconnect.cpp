@@ -112,11 +112,18 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   const Path& p = trans.is_read() ? paths_[target][source] : paths_[source][target];
   const AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
   if (atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd) {
-    // A signal update is a few bytes: it pays the path's latency, not its bandwidth.
+    // A signal update is a few bytes: it pays the path's latency, not its bandwidth. The
+    // memory returns when the update is applied; the acknowledgement then flies back.
     delay += p.latency;
     to_memory[target]->b_transport(trans, delay);
+    delay += paths_[target][source].latency;
     return;
   }
+  auto* timing = trans.get_extension<BurstTiming>();
+  // A read's request crosses the path to the target before any data comes back: one more
+  // flight of pipeline latency (the bursts of a transfer still stream behind each other).
+  const sc_time request = trans.is_read() ? paths_[source][target].latency : sc_core::SC_ZERO_TIME;
+  if (timing != nullptr) timing->add_hop(sc_core::SC_ZERO_TIME, request);
   const sc_time now = sc_core::sc_time_stamp();
   const std::uint64_t bytes = trans.get_data_length();
   sc_time head = now + delay;
@@ -132,7 +139,6 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
     }
     for (BandwidthResource* link : p.links) tail = link->reserve_span(head, span, bytes).end;
   }
-  auto* timing = trans.get_extension<BurstTiming>();
   if (timing != nullptr) timing->add_hop(tail - now, p.latency);
   // A read's bytes leave the target's memory when the request arrives, before they queue for
   // the link; reserving the memory port only once the link is free would put that port's
@@ -140,7 +146,7 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   sc_time memory_delay = trans.is_read() ? delay : head - now;
   to_memory[target]->b_transport(trans, memory_delay);
   delay = timing != nullptr ? timing->tail + timing->latency
-                            : std::max(memory_delay, tail - now) + p.latency;
+                            : std::max(memory_delay, tail - now) + request + p.latency;
 }
 
 unsigned int Interconnect::transport_dbg(int, tlm::tlm_generic_payload& trans) {

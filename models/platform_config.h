@@ -56,11 +56,13 @@ struct PlatformConfig {
 
   // Fixed costs of synchronisation and launch.
   double notify_cycles = 0;
+  int notify_acknowledged = 0;
   double poll_period_cycles = 1440;
   double cache_flush_cycles = 0;
   double cache_invalidate_cycles = 0;
   double pipe_barrier_cycles = 0;
   double launch_offset_cycles = 0;  // rank r starts r times this late
+  double launch_setup_cycles = 0;   // device-side set-up before every rank's kernel body
 };
 
 }  // namespace ars

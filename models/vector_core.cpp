@@ -28,7 +28,8 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
       poll_period_(clock_.cycles(config.poll_period_cycles)),
       invalidate_cost_(clock_.cycles(config.cache_invalidate_cycles)),
       reduce_startup_(clock_.cycles(config.vector_startup_cycles)),
-      launch_offset_(clock_.cycles(config.launch_offset_cycles * binding_.rank)) {
+      launch_offset_(clock_.cycles(config.launch_offset_cycles * binding_.rank)),
+      launch_setup_(clock_.cycles(config.launch_setup_cycles)) {
   stats_.rank = binding_.rank;
   stats_.device = binding_.rank_devices.at(binding_.rank);
   SC_THREAD(run);
@@ -58,6 +59,9 @@ void VectorCore::run() {
   if (stalled()) return;  // a dead core: its peers' waits on it never end
   if (launch_offset_ > sc_core::SC_ZERO_TIME) sc_core::wait(launch_offset_);
   stats_.start_ps = sc_time_stamp().value();
+  // Set-up the device does for every launch before the kernel body runs (no round: the
+  // kernel has not started); it counts in the rank's time as it does on hardware.
+  if (launch_setup_ > sc_core::SC_ZERO_TIME) sc_core::wait(launch_setup_);
   try {
     binding_.body(*this);
     drain_posted();
@@ -312,8 +316,11 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   trans.set_data_length(sizeof value);
   trans.set_streaming_width(sizeof value);
   sc_time delay = sc_core::SC_ZERO_TIME;
-  to_noc->b_transport(trans, delay);  // posted: lands at the peer after the path latency
+  to_noc->b_transport(trans, delay);  // lands at the peer after the path latency
   if (!trans.is_response_ok()) throw InputError("notify to an address outside the peer's memory");
+  // `delay` is when the acknowledgement is back: a core that fences after the atomic (a data
+  // synchronisation barrier) waits for it; otherwise the notify is posted.
+  if (config_.notify_acknowledged != 0) spend(delay, &RoundRecord::barrier_ps);
 }
 
 void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) {

@@ -110,6 +110,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   sc_core::sc_time invalidate_cost_;
   sc_core::sc_time reduce_startup_;
   sc_core::sc_time launch_offset_;
+  sc_core::sc_time launch_setup_;
 
   struct PostedStore {
     std::uint64_t ticket;

@@ -48,6 +48,13 @@ struct Costs {
     return hop;
   }
 
+  // How long a notify from `from` to `to` keeps the core: its costs before the write leaves,
+  // and with acknowledged notifies the atomic's flight, its write and the reply's flight.
+  double notify_time(int from, int to) const {
+    if (config.notify_acknowledged == 0) return notify;
+    return notify + path_latency(from, to) + gm_write + path_latency(to, from);
+  }
+
   // A wait that starts `lead` ps before its notify lands: polls at multiples of the period,
   // answered one period after the look that sees the value, then the invalidate.
   double wait(double lead) const {
@@ -95,8 +102,9 @@ class Timeline {
       tail = std::max(tail, std::max(start, link_free) + static_cast<double>(bytes) / c_.link);
       link_free = tail;
     }
-    const double latency =
-        c_.path_latency(peer, rank_) + (read ? c_.gm_read : c_.gm_write);  // same both ways
+    // A read's request crosses to the peer first; the data then comes back.
+    const double latency = (read ? c_.path_latency(rank_, peer) + c_.gm_read : c_.gm_write) +
+                           c_.path_latency(peer, rank_);
     *queue = issued;
     last_start_ = start - c_.setup;
     if (remote) {
@@ -122,10 +130,11 @@ class Timeline {
                             &CardRound::reduce_ns);
   }
   // Returns when the notify's write has left the core.
-  double notify() {
+  double notify(int peer) {
     ++card_.notifies;
-    spend_barrier_or_reduce(c_.notify, &CardRound::barrier_ns);
-    return now_;
+    const double sent = now_ + c_.notify;
+    spend_barrier_or_reduce(c_.notify_time(rank_, peer), &CardRound::barrier_ns);
+    return sent;
   }
   // Waits for a notify that left `from`'s core at `sent`.
   void wait(int from, double sent) {
@@ -139,17 +148,20 @@ class Timeline {
   void barrier() {
     const double entered = now_;
     for (int peer = 0; peer < ranks_; ++peer) {
-      if (peer != rank_) notify();
+      if (peer != rank_) notify(peer);
     }
     for (int src = 0; src < ranks_; ++src) {
       if (src == rank_) continue;
-      const int position = rank_ - (rank_ > src ? 1 : 0);
-      wait(src, entered + (position + 1) * c_.notify);
+      double sent = entered;
+      for (int peer = 0; peer < rank_; ++peer) {
+        if (peer != src) sent += c_.notify_time(src, peer);
+      }
+      wait(src, sent + c_.notify);
     }
   }
   // Notifies to cells of the rank's own signal (the builtins' self-clearing epilogues).
   void self_notifies(int count) {
-    for (int i = 0; i < count; ++i) notify();
+    for (int i = 0; i < count; ++i) notify(rank_);
   }
   double now() const { return now_; }
   int rank() const { return rank_; }
@@ -295,12 +307,13 @@ void ring(Timeline& t, const Problem& p) {
   t.begin_round("stage-in");
   copy_chunks(t, p.ranks, chunk, tiles, element);
   // Symmetry: the left neighbour sends its round-s notify when this rank sends its own.
-  double sent = t.notify();
+  const int right = (t.rank() + 1) % p.ranks;
+  double sent = t.notify(right);
   for (int s = 0; s < rounds; ++s) {
     t.begin_round(ring_round(t.rank(), p.ranks, s).reduces ? "RS" : "AG");
     t.wait(left, sent);
     ring_round_transfers(t, p, s, chunk, tiles);
-    if (s + 1 < rounds) sent = t.notify();
+    if (s + 1 < rounds) sent = t.notify(right);
   }
   t.begin_round("stage-out");
   copy_chunks(t, p.ranks, chunk, tiles, element);
@@ -309,12 +322,13 @@ void ring(Timeline& t, const Problem& p) {
 void host_ring(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const std::uint64_t chunk = p.elements / p.ranks;
-  Tiling tiling(chunk, p.dtype, 2, t.ub_bytes());
+  const Tiling staging(chunk, p.dtype, 2, t.ub_bytes());
+  Tiling tiling = staging;
   tiling.tile_elements = std::min(tiling.tile_elements, kHostRingTileElements);
   const Chunks tiles = tiling.chunks();
   const int rounds = 2 * (p.ranks - 1);
   t.begin_round("stage-in");
-  copy_chunks(t, p.ranks, chunk, tiles, element);
+  copy_chunks(t, p.ranks, chunk, staging.chunks(), element);
   for (int s = 0; s < rounds; ++s) {
     t.begin_round(ring_round(t.rank(), p.ranks, s).reduces ? "RS" : "AG");
     t.barrier();
@@ -323,7 +337,7 @@ void host_ring(Timeline& t, const Problem& p) {
   t.begin_round("final barrier");
   t.barrier();
   t.begin_round("stage-out");
-  copy_chunks(t, p.ranks, chunk, tiles, element);
+  copy_chunks(t, p.ranks, chunk, staging.chunks(), element);
 }
 
 // Spec 3.1 as kernels/builtin_mesh.cpp lowers it: stage-in, a ready barrier, then per 16 KiB
@@ -432,9 +446,9 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
     }
   }
   CardTerms& terms = card.terms;
-  terms.alpha_ns = (costs.setup + costs.path_latency(1, 0) + costs.gm_read) / 1000.0;
+  terms.alpha_ns = (costs.setup + 2 * costs.path_latency(1, 0) + costs.gm_read) / 1000.0;
   terms.alpha_local_ns = (costs.setup + costs.gm_read) / 1000.0;
-  terms.notify_ns = costs.notify / 1000.0;
+  terms.notify_ns = costs.notify_time(1, 0) / 1000.0;
   terms.signal_flight_ns = (costs.path_latency(1, 0) + costs.gm_write) / 1000.0;
   terms.beta_ns_per_byte = 1.0 / 1000.0 / std::min({costs.remote, costs.link, costs.gm});
   terms.beta_local_ns_per_byte = 1.0 / 1000.0 / std::min(costs.mte2, costs.gm);
@@ -448,6 +462,7 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
 
 PlatformConfig ideal_platform(PlatformConfig config) {
   config.launch_offset_cycles = 0;
+  config.launch_setup_cycles = 0;
   config.dma_posted_stores = 0;
   config.pipe_barrier_cycles = 0;
   config.cache_flush_cycles = 0;

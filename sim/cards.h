@@ -75,7 +75,7 @@ struct CardTerms {
   double alpha_ns = 0;          // one remote pull's fixed cost
   double alpha_local_ns = 0;    // one local load's fixed cost
   double alpha_barrier_ns = 0;  // one full-mesh barrier of P ranks
-  double notify_ns = 0;         // nu
+  double notify_ns = 0;         // nu: how long a notify keeps the core (acknowledged or not)
   double signal_flight_ns = 0;  // lambda
   double beta_ns_per_byte = 0;  // remote pulls
   double beta_local_ns_per_byte = 0;

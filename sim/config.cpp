@@ -124,6 +124,9 @@ std::vector<Key> keys() {
              false),
       number("sync.notify_cycles", "issue cost of a notify's atomic", &C::notify_cycles, 0, kHuge,
              false),
+      number("sync.notify_acknowledged",
+             "1: a notify waits until its atomic is applied and acknowledged (a round trip)",
+             &C::notify_acknowledged, 0, 1, false),
       number("sync.poll_period_cycles", "period of a wait's polling", &C::poll_period_cycles, 0,
              kHuge, false),
       number("sync.cache_flush_cycles", "cache-line flush before a notify", &C::cache_flush_cycles,
@@ -134,6 +137,9 @@ std::vector<Key> keys() {
              &C::pipe_barrier_cycles, 0, kHuge, false),
       number("launch.offset_cycles", "kernel launch offset per rank (rank r starts r times late)",
              &C::launch_offset_cycles, 0, kHuge, false),
+      number("launch.setup_cycles",
+             "device-side set-up of a launch, inside each rank's measured time",
+             &C::launch_setup_cycles, 0, kHuge, false),
   };
 }
 

@@ -199,6 +199,24 @@ TEST(Interconnect, RingFlowsSharingAHopShareItsBandwidth) {
   EXPECT_EQ(std::max(t[0] - 1000 * 1000, t[1]), one_hop + kLinkPs);
 }
 
+TEST(Interconnect, RemoteLoadPaysTheRequestFlightAndTheDataFlight) {
+  // Full mesh: rank 0 pulls the tile from rank 1. The link streams the 32 bursts from the
+  // setup on (100 + 1024 ns); the request's flight (1000), the peer's GM read (1000) and the
+  // data's flight back (1000) are pipeline latency paid once: 4124 ns.
+  const PlatformConfig config = round_config(Topology::FullMesh, 2);
+  std::uint64_t elapsed = 0;
+  Platform platform("platform", config, {0, 1}, problem_for(2), layout_for(2),
+                    [&](Rank& r) {
+                      if (r.rank() != 0) return;
+                      const Tile tile = r.alloc(kElements, DType::FP32);
+                      r.remote_load(tile, r.window("data"), 1, 0, kElements);
+                      elapsed = now_ps();
+                    },
+                    {});
+  ASSERT_TRUE(run(platform).completed);
+  EXPECT_EQ(elapsed, kSetupPs + kLinkPs + 3 * 1000 * 1000);
+}
+
 TEST(UnifiedBuffer, OverflowNamesTheBytesAskedAndTheLimit) {
   PlatformConfig config = round_config(Topology::FullMesh, 1);
   config.ub_physical_bytes = 4096;
@@ -253,6 +271,53 @@ SignalRun signal_run(const std::vector<std::pair<std::int32_t, NotifyOp>>& notif
   result.cell = platform.read_cell(0, kSignal, 1, 0);
   result.polls = platform.core(0).stats().polls;
   return result;
+}
+
+TEST(Signals, AcknowledgedNotifyKeepsTheCoreForTheRoundTrip) {
+  // sync.notify_acknowledged: the first notify leaves at 20 ns and is applied at 1320 ns, as
+  // posted; its acknowledgement is back after another 1000 ns flight, at 2320 ns. Only then
+  // does the second leave (2340 ns), applied at 3640 and acknowledged at 4640 ns.
+  PlatformConfig config = round_config(Topology::FullMesh, 2);
+  config.notify_acknowledged = 1;
+  std::vector<std::uint64_t> returned;
+  std::uint64_t released_ps = 0;
+  Platform platform("platform", config, {0, 1}, problem_for(2), layout_for(2),
+                    [&](Rank& r) {
+                      const Signal s = r.signal("signal");
+                      if (r.rank() == 1) {
+                        for (int i = 0; i < 2; ++i) {
+                          r.notify(s, 0, 1, 0, 1, NotifyOp::AtomicAdd);
+                          returned.push_back(now_ps());
+                        }
+                      } else {
+                        r.wait(s, 1, 0, 2, WaitCmp::Ge);
+                        released_ps = now_ps();
+                      }
+                    },
+                    {});
+  ASSERT_TRUE(run(platform).completed);
+  EXPECT_EQ(returned, (std::vector<std::uint64_t>{2320000u, 4640000u}));
+  // Polls every 500 ns: the look at 4000 ns sees 2, answered at 4500 ns, plus the invalidate.
+  EXPECT_EQ(released_ps, 4510000u);
+}
+
+TEST(VectorCore, LaunchSetupRunsBeforeTheBodyAndCountsInTheRanksTime) {
+  // launch.offset 1000 cycles, launch.setup 250: rank 1 starts at 1000 ns, its body at
+  // 1250 ns, and its local load (1612 ns) ends at 2862 ns; rank 0 ends at 1862 ns.
+  PlatformConfig config = round_config(Topology::FullMesh, 2);
+  config.launch_offset_cycles = 1000;
+  config.launch_setup_cycles = 250;
+  Platform platform("platform", config, {0, 1}, problem_for(2), layout_for(2),
+                    [&](Rank& r) {
+                      const Tile tile = r.alloc(kElements, DType::FP32);
+                      r.load(tile, r.input(), 0, kElements);
+                    },
+                    {});
+  ASSERT_TRUE(run(platform).completed);
+  EXPECT_EQ(platform.core(0).stats().start_ps, 0u);
+  EXPECT_EQ(platform.core(0).stats().finish_ps, 1862000u);
+  EXPECT_EQ(platform.core(1).stats().start_ps, 1000000u);
+  EXPECT_EQ(platform.core(1).stats().finish_ps, 2862000u);
 }
 
 TEST(Signals, ZeroPollPeriodReleasesWhenTheNotifyLands) {
