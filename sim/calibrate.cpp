@@ -382,9 +382,11 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
         "platform,p", po::value<std::string>()->default_value("a2a3-910b2"),
         "base profile: a name in configs/ or an INI path; its values are the starting point")(
         "fit",
-        po::value<std::string>()->default_value("launch.offset_cycles,dma.remote_bytes_per_cycle"),
-        "comma-separated platform keys to fit; every other key is held at the base value")(
-        "write", po::value<std::string>(), "write the fitted profile as INI to FILE")(
+        po::value<std::string>()->default_value(
+            "launch.offset_cycles,launch.setup_cycles,link.latency_ns"),
+        "comma-separated platform keys to fit (default: the three a2a3-910b2 fits); every other "
+        "key is held at the base value")("write", po::value<std::string>(),
+                                         "write the fitted profile as INI to FILE")(
         "max-evaluations", po::value<int>()->default_value(120),
         "stop after this many evaluations of all points")(
         "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
