@@ -105,6 +105,14 @@ void print_table(std::ostream& out, const MeasuredData& data, const ErrorSummary
   out << "mean absolute error (MAPE): " << fixed(summary.mean_abs_percent, 2) << " %\n"
       << "geometric mean of absolute errors: " << fixed(summary.geomean_abs_percent, 2) << " %\n"
       << "largest absolute error: " << fixed(summary.max_abs_percent, 2) << " %\n";
+  const std::vector<FamilyError> families = summarise_families(data.points, summary);
+  if (families.size() < 2) return;
+  out << "by kernel and P:\n";
+  for (const FamilyError& f : families) {
+    out << "  " << std::left << std::setw(14) << f.kernel << std::right << " P=" << f.ranks << ": "
+        << f.points << (f.points == 1 ? " point" : " points") << ", MAPE "
+        << fixed(f.mean_abs_percent, 2) << " %, largest " << fixed(f.max_abs_percent, 2) << " %\n";
+  }
 }
 
 void say_kernel_column(std::ostream& out, const std::string& path, const MeasuredData& data) {
@@ -323,6 +331,26 @@ ErrorSummary summarise_errors(const std::vector<MeasuredPoint>& measured,
   summary.geomean_abs_percent =
       exact || measured.empty() ? 0 : std::exp(log_sum / static_cast<double>(measured.size()));
   return summary;
+}
+
+std::vector<FamilyError> summarise_families(const std::vector<MeasuredPoint>& measured,
+                                            const ErrorSummary& summary) {
+  std::map<std::pair<std::string, int>, FamilyError> families;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    FamilyError& f = families[{measured[i].kernel, measured[i].ranks}];
+    f.kernel = measured[i].kernel;
+    f.ranks = measured[i].ranks;
+    ++f.points;
+    const double error = std::abs(summary.points[i].error_percent);
+    f.mean_abs_percent += error;
+    f.max_abs_percent = std::max(f.max_abs_percent, error);
+  }
+  std::vector<FamilyError> out;
+  for (auto& [key, f] : families) {
+    f.mean_abs_percent /= f.points;
+    out.push_back(f);
+  }
+  return out;
 }
 
 int validate_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {

@@ -46,6 +46,19 @@ struct ErrorSummary {
 ErrorSummary summarise_errors(const std::vector<MeasuredPoint>& measured,
                               const std::vector<double>& simulated_us);
 
+// The errors of one kernel at one rank count, so that a good average cannot hide a bad family.
+struct FamilyError {
+  std::string kernel;
+  int ranks = 0;
+  int points = 0;
+  double mean_abs_percent = 0;
+  double max_abs_percent = 0;
+};
+
+// One entry per (kernel, P) in the data, ordered by kernel, then P.
+std::vector<FamilyError> summarise_families(const std::vector<MeasuredPoint>& measured,
+                                            const ErrorSummary& summary);
+
 // The subcommands; argv[0] is the subcommand's name. Exit codes as the main command.
 int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 int validate_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);

@@ -89,6 +89,23 @@ TEST(Calibrate, ErrorArithmeticMatchesHandComputation) {
   EXPECT_DOUBLE_EQ(summary.max_abs_percent, 25.0);
 }
 
+TEST(Calibrate, FamiliesSplitTheErrorsByKernelAndRankCount) {
+  MeasuredData data = read_measurements(kData + "/validate-hand.csv");
+  data.points.push_back({"ring", 2, 1024, 50.0});
+  // mesh P=2 +10 %, mesh P=4 -25 %, ring P=2 +40 %: three families, ordered by kernel, then P.
+  const ErrorSummary summary = summarise_errors(data.points, {110.0, 150.0, 70.0});
+  const std::vector<FamilyError> families = summarise_families(data.points, summary);
+  ASSERT_EQ(families.size(), 3u);
+  EXPECT_EQ(families[0].kernel, "mesh");
+  EXPECT_EQ(families[0].ranks, 2);
+  EXPECT_DOUBLE_EQ(families[0].mean_abs_percent, 10.0);
+  EXPECT_EQ(families[1].ranks, 4);
+  EXPECT_DOUBLE_EQ(families[1].max_abs_percent, 25.0);
+  EXPECT_EQ(families[2].kernel, "ring");
+  EXPECT_EQ(families[2].points, 1);
+  EXPECT_DOUBLE_EQ(families[2].mean_abs_percent, 40.0);
+}
+
 TEST(Calibrate, ExactPointMakesGeometricMeanZero) {
   const MeasuredData data = read_measurements(kData + "/validate-hand.csv");
   const ErrorSummary summary = summarise_errors(data.points, {100.0, 260.0});
