@@ -4,7 +4,6 @@
 // full-mesh barrier on its own signal row instead of the neighbour handshake, and a last
 // barrier on the extra row keeps every window alive until no peer reads it any more.
 // Per rank: 2(P-1)/P·N bytes read remotely, (2(P-1)+1)(P-1) notifies and as many waits.
-#include <algorithm>
 #include <string>
 
 #include "kernels/api.h"
@@ -60,8 +59,7 @@ void body(Rank& r) {
   const std::uint64_t chunk = r.problem().elements / static_cast<std::uint64_t>(ranks);
   // Staging is the tutorial's, in full UB tiles; only the ring itself moves 256 elements at a time.
   const Tiling staging(chunk, DType::FP32, 2, r.ub_bytes());
-  Tiling tiling = staging;
-  tiling.tile_elements = std::min(tiling.tile_elements, kHostRingTileElements);
+  const Tiling tiling = host_ring_tiling(staging);
   const Tile acc = r.alloc(staging.tile_elements, DType::FP32);
   const Tile incoming = r.alloc(tiling.tile_elements, DType::FP32);
 

@@ -2,6 +2,7 @@
 // each of the 2(P-1) rounds moves, and the move itself.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,12 @@ void ring_exchange(Rank& r, const Tensor& window, int left, const RingRound& rou
 
 // The host builtin ring moves data in fixed 256-element tiles, whatever the UB could hold.
 constexpr std::uint64_t kHostRingTileElements = 256;
+
+// The tiling of the host ring's transfers: the staging tiling, tiles capped at 256 elements.
+inline Tiling host_ring_tiling(Tiling staging) {
+  staging.tile_elements = std::min(staging.tile_elements, kHostRingTileElements);
+  return staging;
+}
 
 // The builtin ring's P segments (spec 3.2): boundaries floor(i N / P), FP16 interior ones
 // rounded up to 16 elements; returns the P+1 boundaries, 0 first and N last.

@@ -323,9 +323,7 @@ void host_ring(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const std::uint64_t chunk = p.elements / p.ranks;
   const Tiling staging(chunk, p.dtype, 2, t.ub_bytes());
-  Tiling tiling = staging;
-  tiling.tile_elements = std::min(tiling.tile_elements, kHostRingTileElements);
-  const Chunks tiles = tiling.chunks();
+  const Chunks tiles = host_ring_tiling(staging).chunks();
   const int rounds = 2 * (p.ranks - 1);
   t.begin_round("stage-in");
   copy_chunks(t, p.ranks, chunk, staging.chunks(), element);

@@ -5,37 +5,39 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "sim/calibrate.h"
 
 namespace ars {
 namespace {
 
 const std::string kDataDir = ARS_DATA_DIR;
 
-struct Point {
-  std::string kernel;
-  int ranks;
-  double error_percent;
+struct Validation {
+  MeasuredData data;
+  ErrorSummary summary;
 };
 
-// Runs `validate` and reads back its CSV.
-std::vector<Point> validate(const std::string& data) {
+// Runs the binary's `validate` and reads its simulated times back from the CSV it writes.
+Validation validate(const std::string& file) {
+  Validation v;
+  const std::string path = kDataDir + "/" + file;
+  v.data = read_measurements(path);
   const char* binary = std::getenv("ARS_BINARY");
   if (binary == nullptr) {
     ADD_FAILURE() << "ARS_BINARY is not set";
-    return {};
+    return v;
   }
   const std::string csv = ::testing::TempDir() + "ars_accuracy.csv";
-  const std::string command = std::string(binary) + " validate -p a2a3-910b2 --data " + kDataDir +
-                              "/" + data + " --csv " + csv + " > /dev/null";
+  const std::string command = std::string(binary) + " validate -p a2a3-910b2 --data " + path +
+                              " --csv " + csv + " > /dev/null";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  std::vector<Point> points;
+  std::vector<double> simulated_us;
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);  // header: kernel,P,payload_bytes,measured_us,simulated_us,error_percent
@@ -43,34 +45,32 @@ std::vector<Point> validate(const std::string& data) {
     std::vector<std::string> fields;
     std::stringstream split(line);
     for (std::string field; std::getline(split, field, ',');) fields.push_back(field);
-    points.push_back({fields.at(0), std::stoi(fields.at(1)), std::stod(fields.at(5))});
+    simulated_us.push_back(std::stod(fields.at(4)));
   }
-  return points;
-}
-
-double mape(const std::vector<Point>& points) {
-  double sum = 0;
-  for (const Point& p : points) sum += std::fabs(p.error_percent);
-  return points.empty() ? NAN : sum / static_cast<double>(points.size());
+  EXPECT_EQ(simulated_us.size(), v.data.points.size());
+  if (simulated_us.size() == v.data.points.size()) {
+    v.summary = summarise_errors(v.data.points, simulated_us);
+  }
+  return v;
 }
 
 TEST(Accuracy, CalibratedProfileMeetsTheTargetOnItsFittedPoints) {
-  const std::vector<Point> points = validate("910b2-builtin-mesh-calibration.csv");
-  ASSERT_EQ(points.size(), 12u);
-  EXPECT_LE(mape(points), 15.0);
-  for (const Point& p : points) EXPECT_LE(std::fabs(p.error_percent), 25.0) << p.kernel;
+  const Validation v = validate("910b2-builtin-mesh-calibration.csv");
+  ASSERT_EQ(v.summary.points.size(), 12u);
+  EXPECT_LE(v.summary.mean_abs_percent, 15.0);
+  EXPECT_LE(v.summary.max_abs_percent, 25.0);
 }
 
 TEST(Accuracy, CalibratedProfilePredictsMeasurementsItWasNotFittedTo) {
-  const std::vector<Point> points = validate("910b2-holdout.csv");
-  ASSERT_EQ(points.size(), 23u);
-  EXPECT_LE(mape(points), 10.0);
+  const Validation v = validate("910b2-holdout.csv");
+  ASSERT_EQ(v.summary.points.size(), 23u);
+  EXPECT_LE(v.summary.mean_abs_percent, 10.0);
   // Every kernel and rank count on its own, so a good average cannot hide a bad family.
-  std::map<std::string, std::vector<Point>> families;
-  for (const Point& p : points) families[p.kernel + " P=" + std::to_string(p.ranks)].push_back(p);
-  for (const auto& [family, members] : families) EXPECT_LE(mape(members), 20.0) << family;
+  for (const FamilyError& f : summarise_families(v.data.points, v.summary)) {
+    EXPECT_LE(f.mean_abs_percent, 20.0) << f.kernel << " P=" << f.ranks;
+  }
   // One day's small payloads spread up to 2x: single points get a wider band.
-  for (const Point& p : points) EXPECT_LE(std::fabs(p.error_percent), 26.0) << p.kernel;
+  EXPECT_LE(v.summary.max_abs_percent, 26.0);
 }
 
 }  // namespace
