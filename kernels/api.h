@@ -38,6 +38,9 @@ struct Problem {
   std::string mode = "mesh";  // the builtin's algorithm choice
   int repeat = 1;             // allreduce calls in one kernel on the same signal
   std::optional<std::pair<int, int>> signal_shape;  // user override of [rows, cols]
+  // Server of each rank's device (every rank in server 0 on a single-server topology):
+  // hierarchical algorithms reduce inside a server first.
+  std::vector<int> rank_server;
 
   std::uint64_t bytes() const { return elements * dtype_bytes(dtype); }
 };

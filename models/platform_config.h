@@ -63,6 +63,10 @@ struct PlatformConfig {
   double pipe_barrier_cycles = 0;
   double launch_offset_cycles = 0;  // rank r starts r times this late
   double launch_setup_cycles = 0;   // device-side set-up before every rank's kernel body
+
+  // The server a device sits in: hierarchical algorithms group ranks by it. Topologies
+  // without servers put every device in server 0.
+  int server_of(int device) const;
 };
 
 }  // namespace ars

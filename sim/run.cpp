@@ -88,6 +88,9 @@ RunResult run_allreduce(const RunRequest& request) {
       request.kernel_spec != nullptr ? *request.kernel_spec : find_kernel(request.kernel);
   Problem problem = request.problem;
   problem.ranks = static_cast<int>(request.devices.size());
+  problem.rank_server.clear();
+  for (const int device : request.devices)
+    problem.rank_server.push_back(request.platform.server_of(device));
   const Layout layout = kernel.layout(problem);
   check_memory(request, layout);
 
