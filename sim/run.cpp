@@ -51,6 +51,31 @@ void check_problem(const RunRequest& request) {
   }
 }
 
+// One rank's record over its blocks: counts summed, from its first block's start to its last
+// block's finish; the rounds stay with the blocks.
+RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
+  RankStats sum;
+  sum.rank = rank;
+  sum.start_ps = UINT64_MAX;
+  sum.finished = true;
+  for (const RankStats& b : blocks) {
+    if (b.rank != rank) continue;
+    sum.device = b.device;
+    sum.remote_read_bytes += b.remote_read_bytes;
+    sum.remote_write_bytes += b.remote_write_bytes;
+    sum.local_bytes += b.local_bytes;
+    sum.notifies += b.notifies;
+    sum.waits += b.waits;
+    sum.polls += b.polls;
+    sum.transfers += b.transfers;
+    sum.reduces += b.reduces;
+    sum.start_ps = std::min(sum.start_ps, b.start_ps);
+    sum.finish_ps = std::max(sum.finish_ps, b.finish_ps);
+    sum.finished = sum.finished && b.finished;
+  }
+  return sum;
+}
+
 void check_signals_clear(Platform& platform, RunResult& result) {
   const auto& signals = platform.memory().signals;
   for (int r = 0; r < platform.ranks(); ++r) {
@@ -91,6 +116,12 @@ RunResult run_allreduce(const RunRequest& request) {
   problem.rank_server.clear();
   for (const int device : request.devices)
     problem.rank_server.push_back(request.platform.server_of(device));
+  if (problem.core_num < 1 || problem.core_num > request.platform.vector_cores) {
+    throw InputError("--core-num " + std::to_string(problem.core_num) + ": must be 1.." +
+                     std::to_string(request.platform.vector_cores) + " (vector.cores of " +
+                     request.platform.name + ")");
+  }
+  refuse_core_num(problem, kernel);
   const Layout layout = kernel.layout(problem);
   check_memory(request, layout);
 
@@ -139,13 +170,18 @@ RunResult run_allreduce(const RunRequest& request) {
   std::uint64_t first_start = UINT64_MAX;
   std::uint64_t last_finish = 0;
   for (int r = 0; r < problem.ranks; ++r) {
-    const VectorCore& core = platform.core(r);
-    result.ranks.push_back(core.stats());
-    const RankStats& s = result.ranks.back();
-    first_start = std::min(first_start, s.start_ps);
-    last_finish = std::max(last_finish, s.finish_ps);
-    result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
-    result.schedule.insert(result.schedule.end(), core.schedule().begin(), core.schedule().end());
+    for (int b = 0; b < platform.blocks(); ++b) {
+      const VectorCore& core = platform.core(r, b);
+      const RankStats& s = core.stats();
+      if (platform.blocks() > 1) result.blocks.push_back(s);
+      first_start = std::min(first_start, s.start_ps);
+      last_finish = std::max(last_finish, s.finish_ps);
+      result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
+      result.schedule.insert(result.schedule.end(), core.schedule().begin(),
+                             core.schedule().end());
+    }
+    result.ranks.push_back(platform.blocks() == 1 ? platform.core(r).stats()
+                                                  : sum_blocks(result.blocks, r));
   }
   const std::uint64_t burst = request.platform.dma_burst_bytes;
   for (const RankStats& s : result.ranks) {

@@ -91,7 +91,7 @@ TEST(Calibrate, ErrorArithmeticMatchesHandComputation) {
 
 TEST(Calibrate, FamiliesSplitTheErrorsByKernelAndRankCount) {
   MeasuredData data = read_measurements(kData + "/validate-hand.csv");
-  data.points.push_back({"ring", 2, 1024, 50.0});
+  data.points.push_back({"ring", 2, 1024, 50.0, 1, ""});
   // mesh P=2 +10 %, mesh P=4 -25 %, ring P=2 +40 %: three families, ordered by kernel, then P.
   const ErrorSummary summary = summarise_errors(data.points, {110.0, 150.0, 70.0});
   const std::vector<FamilyError> families = summarise_families(data.points, summary);
