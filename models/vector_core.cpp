@@ -135,6 +135,9 @@ void VectorCore::count_sync(SyncInstruction instruction, const sc_time& span) {
   SyncCost& cost = round().sync[static_cast<int>(instruction)];
   ++cost.count;
   cost.ps += span.value();
+  // With a codegen profile the dump lists the instructions it emits (the atomic is the notify).
+  if (!config_.codegen.name.empty() && instruction != SyncInstruction::Atomic)
+    log(to_string(instruction));
 }
 
 void VectorCore::settle_invalidate() {
@@ -347,6 +350,7 @@ void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count)
 
 void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::int32_t value,
                         NotifyOp op) {
+  settle_invalidate();
   const SignalInfo& info = signal_info(signal, row, col);
   const int device = peer_device(peer);
   const std::uint64_t index = stats_.notifies++;
@@ -358,7 +362,6 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   // What the codegen emits before the write leaves the core: a pipe barrier (or a narrower
   // drain) that lets no store the peer may read stay behind, the cache-line flush and the
   // atomic's issue. One wait for their sum keeps the timing of the default lowering exact.
-  settle_invalidate();
   const Codegen& codegen = config_.codegen;
   double cycles = config_.notify_cycles;
   if (codegen.notify_barrier != Codegen::NotifyBarrier::None) drain_posted();
