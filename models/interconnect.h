@@ -56,6 +56,7 @@ class Interconnect : public sc_core::sc_module {
   void build_switch(const PlatformConfig& config);
 
   int devices_;
+  sc_core::sc_time atomic_occupancy_;
   Forwarding forwarding_ = Forwarding::CutThrough;
   std::vector<int> port_device_;
   std::vector<std::unique_ptr<BandwidthResource>> links_;

@@ -73,6 +73,9 @@ struct PlatformConfig {
   // Interconnect: every link direction is a resource of this bandwidth and latency.
   double link_bandwidth_GBps = 28;
   double link_latency_ns = 1500;
+  // A signal atomic holds every link direction it crosses this long (a full transaction for
+  // four bytes): the rate at which one direction carries atomics, shared by all the blocks.
+  double link_atomic_ns = 0;
   Forwarding switch_forwarding = Forwarding::CutThrough;
   double switch_latency_ns = 0;
 

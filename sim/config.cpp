@@ -116,6 +116,8 @@ std::vector<Key> keys() {
       number("link.bandwidth_GBps", "bandwidth of each link direction", &C::link_bandwidth_GBps,
              1e-6, kHuge, true),
       number("link.latency_ns", "latency of each link", &C::link_latency_ns, 0, kHuge, false),
+      number("link.atomic_ns", "how long a signal atomic holds each link direction it crosses",
+             &C::link_atomic_ns, 0, kHuge, false),
       {"switch.forwarding", "cut_through | store_and_forward (switch topology)",
        [](po::options_description& d, C&) {
          d.add_options()("switch.forwarding", po::value<std::string>(),

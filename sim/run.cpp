@@ -51,8 +51,8 @@ void check_problem(const RunRequest& request) {
   }
 }
 
-// One rank's record over its blocks: counts summed, from its first block's start to its last
-// block's finish; the rounds stay with the blocks.
+}  // namespace
+
 RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
   RankStats sum;
   sum.rank = rank;
@@ -70,11 +70,14 @@ RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
     sum.transfers += b.transfers;
     sum.reduces += b.reduces;
     sum.start_ps = std::min(sum.start_ps, b.start_ps);
+    if (b.finish_ps >= sum.finish_ps) sum.rounds = b.rounds;
     sum.finish_ps = std::max(sum.finish_ps, b.finish_ps);
     sum.finished = sum.finished && b.finished;
   }
   return sum;
 }
+
+namespace {
 
 void check_signals_clear(Platform& platform, RunResult& result) {
   const auto& signals = platform.memory().signals;
