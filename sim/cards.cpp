@@ -509,6 +509,7 @@ PlatformConfig ideal_platform(PlatformConfig config) {
   config.cache_flush_cycles = 0;
   config.notify_cycles = 0;
   config.cache_invalidate_cycles = 0;
+  config.link_atomic_ns = 0;
   return config;
 }
 
