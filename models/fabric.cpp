@@ -25,9 +25,12 @@ Fabric::Fabric(const PlatformConfig& config) : config_(config), devices_(config.
   const bool rail = config.cluster_wiring == Wiring::Rail;
   const int per_leaf = config.cluster_servers_per_leaf;
   leaves_ = rail ? npus : (servers + per_leaf - 1) / per_leaf;
+  // A leaf's links to the spines together carry its ports' rate over the oversubscription;
+  // with fewer ports than spines each is still one port's rate (over the oversubscription).
   const double ports = rail ? servers : static_cast<double>(per_leaf) * npus;
-  leaf_uplink_bytes_per_ps_ = ports * GBps_to_bytes_per_ps(config.nic_bandwidth_GBps) /
-                              (config.cluster_oversubscription * config.cluster_spines);
+  leaf_uplink_bytes_per_ps_ = GBps_to_bytes_per_ps(config.nic_bandwidth_GBps) *
+                              std::max(1.0, ports / config.cluster_spines) /
+                              config.cluster_oversubscription;
 }
 
 Fabric::LinkId Fabric::id(Kind kind, std::uint64_t a, std::uint64_t b) {
@@ -174,7 +177,7 @@ std::vector<Fabric::LinkId> Fabric::traced_links(const std::vector<int>& devices
       break;
     case Topology::Cluster:
       mesh_among(true);
-      for (int d = 0; d < devices_; ++d) {
+      for (int d : sorted) {
         out.push_back(id(Kind::NicUp, d));
         out.push_back(id(Kind::LeafDown, d));
       }
@@ -188,7 +191,7 @@ std::vector<Fabric::LinkId> Fabric::traced_links(const std::vector<int>& devices
       }
       break;
     case Topology::Superpod:
-      for (int d = 0; d < devices_; ++d) {
+      for (int d : sorted) {
         out.push_back(id(Kind::UbUp, d));
         out.push_back(id(Kind::NodeDown, d));
       }

@@ -41,8 +41,9 @@ class Fabric {
 
   Route route(int from, int to) const;
   Link link(LinkId id) const;
-  // The links a waveform declares before the run: every ring, switch, NIC, leaf, spine and
-  // SuperPod link, and the full-mesh links among `devices` (the run's), in a fixed order.
+  // The links a waveform declares before the run, in a fixed order: every ring and switch
+  // link and every link between leaves and spines; the full-mesh, NIC and SuperPod port links
+  // of `devices` (the run's).
   std::vector<LinkId> traced_links(const std::vector<int>& devices) const;
   // The spine ECMP picks for a pair on different leaves of a cluster.
   int spine_of(int from, int to) const;

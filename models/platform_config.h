@@ -58,8 +58,8 @@ struct PlatformConfig {
 
   // Cluster: servers of NPUs on the HCCS full mesh above (link.*), joined by one RoCE NIC per
   // NPU to leaf switches, and leaves to spines. Rail wiring puts NPU i of every server on
-  // leaf i; leaf wiring puts servers_per_leaf whole servers on each leaf. A leaf's uplinks
-  // carry its ports' rate divided by the oversubscription, spread evenly over the spines.
+  // leaf i; leaf wiring puts servers_per_leaf whole servers on each leaf. A leaf has one link
+  // to every spine, each of rate nic x max(1, ports / spines) / oversubscription.
   int cluster_servers = 16;
   int cluster_npus_per_server = 8;
   Wiring cluster_wiring = Wiring::Rail;

@@ -207,7 +207,7 @@ bool shown_for(const std::string& section, Topology topology) {
 // platform.devices must agree with it.
 void derive_devices(PlatformConfig& config, bool explicit_devices) {
   const long long derived = config.structural_devices();
-  if (derived == 0) return;
+  if (derived <= 0) return;  // not structured, or a count validate() refuses
   const std::string structure = config.topology == Topology::Cluster
                                     ? "cluster.servers x cluster.npus_per_server"
                                     : "superpod.nodes x superpod.npus_per_node";

@@ -9,6 +9,7 @@
 #include "kernels/registry.h"
 #include "sim/config.h"
 #include "sim/run.h"
+#include "tests/run_process.h"
 
 namespace ars {
 namespace {
@@ -73,6 +74,29 @@ TEST(FlatRing, AcrossTwoServersIsBoundByTheNic) {
   const RunResult result = run_allreduce(request);
   ASSERT_TRUE(result.completed) << result.failure;
   EXPECT_GE(result.device_time_ns, 2.0 * 7 / 8 * 1048576 / 25.0);
+}
+
+TEST(ClusterWaveform, NamesLinksByPlaceAndDeclaresOnlyTheRunsDevices) {
+  // Ranks on devices 0..5 of 2 servers x 4 (rail wiring: device d on leaf d % 4). The ring's
+  // rank 4 pulls from rank 3: the data crosses dev3.nic_up, leaf3's link to a spine, that
+  // spine's link down to leaf0, and leaf0.down_to_dev4. Devices 6 and 7 take no part: no
+  // link of theirs is declared.
+  test::ScratchDir dir;
+  RunRequest request = small_machine("a2a3-cluster");
+  request.devices = {0, 1, 2, 3, 4, 5};
+  request.kernel = "ring";
+  request.problem.elements = 6144;  // divisible by P = 6
+  request.vcd_path = dir / "run.vcd";
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.completed) << result.failure;
+  const std::string vcd = test::read_file(dir / "run.vcd");
+  for (const char* name : {"$scope module leaf3 $end", "up_to_spine", "$scope module spine",
+                           "down_to_leaf0_busy", "down_to_dev4_busy", "nic_up_busy",
+                           "link_to_1_busy"}) {
+    EXPECT_NE(vcd.find(name), std::string::npos) << name;
+  }
+  EXPECT_EQ(vcd.find("$scope module dev6 $end"), std::string::npos);
+  EXPECT_EQ(vcd.find("down_to_dev7"), std::string::npos);
 }
 
 }  // namespace

@@ -396,8 +396,8 @@ TEST(Signals, WaitNobodyNotifiesIsAReportedDeadlock) {
 // mesh of round_config inside a server (16 B/ns, 1000 ns). NICs of 8 B/ns: a 512 B burst holds
 // a NIC direction for 64 ns, the 16384 B tile 2048 ns; 300 ns per NIC (both ends of a path),
 // 200 ns per leaf, 100 ns per spine. Rail wiring: leaf0 = {0, 2}, leaf1 = {1, 3}; leaf wiring
-// with one server per leaf: leaf0 = {0, 1}, leaf1 = {2, 3}. A leaf's uplink to each spine
-// carries its 2 ports x 8 B/ns / (oversubscription x spines).
+// with one server per leaf: leaf0 = {0, 1}, leaf1 = {2, 3}. A leaf's link to each spine
+// carries 8 B/ns x max(1, 2 ports / spines) / oversubscription.
 PlatformConfig cluster_config(Wiring wiring, int spines = 1, double oversubscription = 1) {
   PlatformConfig c = round_config(Topology::Cluster, 4);
   c.cluster_servers = 2;
@@ -504,7 +504,7 @@ TEST(Cluster, EcmpPicksTheSameSpineEveryRunAndMachine) {
   EXPECT_EQ(fabric.spine_of(5, 14), 0);
   EXPECT_EQ(link_names(Fabric(config), 0, 9), link_names(fabric, 0, 9));
   // The route's latency and slowest rate: 1100 ns; the NIC's 8 B/ns = 0.008 B/ps (the leaf's
-  // uplinks carry 8 ports x 8 / 4 spines = 16 B/ns each).
+  // links to the spines carry 8 B/ns x 8 ports / 4 spines = 16 B/ns each).
   EXPECT_DOUBLE_EQ(fabric.route(0, 9).latency_ps, 1100000.0);
   EXPECT_DOUBLE_EQ(fabric.route(0, 9).bytes_per_ps, 0.008);
   EXPECT_EQ(link_names(fabric, 0, 1), (std::vector<std::string>{"dev0.link_to_1"}));
