@@ -53,8 +53,8 @@ struct Costs {
 
   const PlatformConfig& config;
   Fabric fabric;
-  double ps_per_cycle, setup, mte2, mte3, remote, gm, gm_read, gm_write, notify, poll,
-      invalidate, vector_startup, vector_rate;
+  double ps_per_cycle, setup, mte2, mte3, remote, gm, gm_read, gm_write, notify, poll, invalidate,
+      vector_startup, vector_rate;
 };
 
 // One rank's timeline, replaying a kernel's operations against the costs: the DMA queues

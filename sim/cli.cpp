@@ -57,8 +57,9 @@ std::vector<int> parse_devices(const std::string& text, int platform_devices) {
     return devices;
   }
   const auto number = [&](const std::string& word, const std::string& item) {
-    const bool digits = !word.empty() && word.size() <= 9 &&
-                        std::all_of(word.begin(), word.end(), [](char c) { return std::isdigit(c); });
+    const bool digits =
+        !word.empty() && word.size() <= 9 &&
+        std::all_of(word.begin(), word.end(), [](char c) { return std::isdigit(c); });
     if (!digits) fail("'" + item + "' is not a device number");
     return std::stoi(word);
   };

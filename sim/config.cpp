@@ -147,8 +147,8 @@ std::vector<Key> keys() {
              false),
       number("spine.latency_ns", "latency through a spine switch", &C::spine_latency_ns, 0, kHuge,
              false),
-      number("superpod.nodes", "nodes of a SuperPod (platform.devices follows)",
-             &C::superpod_nodes, 1, 4096, true),
+      number("superpod.nodes", "nodes of a SuperPod (platform.devices follows)", &C::superpod_nodes,
+             1, 4096, true),
       number("superpod.npus_per_node", "NPUs of a SuperPod node", &C::superpod_npus_per_node, 1, 64,
              true),
       number("superpod.bandwidth_GBps", "Unified Bus port of an NPU, each way",
@@ -322,7 +322,8 @@ PlatformConfig parse_platform(std::istream& file, const std::string& origin,
   if (values.count("cluster.wiring")) {
     config.cluster_wiring = parse_wiring(values["cluster.wiring"].as<std::string>());
   }
-  derive_devices(config, values.count("platform.devices") && !values["platform.devices"].defaulted());
+  derive_devices(config,
+                 values.count("platform.devices") && !values["platform.devices"].defaulted());
   validate(config);
   return config;
 }
@@ -330,8 +331,8 @@ PlatformConfig parse_platform(std::istream& file, const std::string& origin,
 void validate(const PlatformConfig& config) {
   for (const Key& key : keys()) key.check(config);
   if (config.structural_devices() != 0 && config.devices != config.structural_devices()) {
-    throw InputError("config key 'platform.devices' = " + std::to_string(config.devices) +
-                     ": a " + to_string(config.topology) + " has " +
+    throw InputError("config key 'platform.devices' = " + std::to_string(config.devices) + ": a " +
+                     to_string(config.topology) + " has " +
                      std::to_string(config.structural_devices()) + " devices");
   }
   if (config.ub_usable_bytes > config.ub_physical_bytes) {

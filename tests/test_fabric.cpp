@@ -57,7 +57,8 @@ std::vector<Case> every_kernel_case() {
 
 INSTANTIATE_TEST_SUITE_P(Fabric, EveryKernel, ::testing::ValuesIn(every_kernel_case()),
                          [](const auto& info) {
-                           std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           std::string name =
+                               std::get<0>(info.param) + "_" + std::get<1>(info.param);
                            for (char& c : name) c = c == '-' ? '_' : c;
                            return name;
                          });
@@ -90,9 +91,9 @@ TEST(ClusterWaveform, NamesLinksByPlaceAndDeclaresOnlyTheRunsDevices) {
   const RunResult result = run_allreduce(request);
   ASSERT_TRUE(result.completed) << result.failure;
   const std::string vcd = test::read_file(dir / "run.vcd");
-  for (const char* name : {"$scope module leaf3 $end", "up_to_spine", "$scope module spine",
-                           "down_to_leaf0_busy", "down_to_dev4_busy", "nic_up_busy",
-                           "link_to_1_busy"}) {
+  for (const char* name :
+       {"$scope module leaf3 $end", "up_to_spine", "$scope module spine", "down_to_leaf0_busy",
+        "down_to_dev4_busy", "nic_up_busy", "link_to_1_busy"}) {
     EXPECT_NE(vcd.find(name), std::string::npos) << name;
   }
   EXPECT_EQ(vcd.find("$scope module dev6 $end"), std::string::npos);

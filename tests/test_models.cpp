@@ -391,7 +391,6 @@ TEST(Signals, WaitNobodyNotifiesIsAReportedDeadlock) {
   EXPECT_EQ(r.outcome.deadlock.find("rank 1"), std::string::npos) << "rank 1 finished";
 }
 
-
 // A 2-server x 2-NPU cluster: devices 0, 1 in server 0 and 2, 3 in server 1, on the HCCS full
 // mesh of round_config inside a server (16 B/ns, 1000 ns). NICs of 8 B/ns: a 512 B burst holds
 // a NIC direction for 64 ns, the 16384 B tile 2048 ns; 300 ns per NIC (both ends of a path),
@@ -413,8 +412,8 @@ PlatformConfig cluster_config(Wiring wiring, int spines = 1, double oversubscrip
   return c;
 }
 
-constexpr std::uint64_t kNicPs = kBytes * 1000 / 8;      // 2048 ns
-constexpr std::uint64_t kNicBurstPs = 512 * 1000 / 8;    // 64 ns
+constexpr std::uint64_t kNicPs = kBytes * 1000 / 8;    // 2048 ns
+constexpr std::uint64_t kNicBurstPs = 512 * 1000 / 8;  // 64 ns
 constexpr std::uint64_t kGmWritePs = 300 * 1000;
 constexpr std::uint64_t kSameLeafPs = (300 + 200 + 300) * 1000;               // NIC, leaf, NIC
 constexpr std::uint64_t kCrossLeafPs = (300 + 200 + 100 + 200 + 300) * 1000;  // ... spine ...
