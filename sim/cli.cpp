@@ -142,7 +142,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   po::options_description run("Run options");
   run.add_options()("help,h", "show this help")(
       "platform,p", po::value<std::string>()->default_value("a2a3"),
-      "platform: a name in configs/ (a2a3, ring8, switch16; a2a3sim = a2a3) or an INI path")(
+      "platform: a name in configs/ (a2a3, ring8, switch16, a2a3-cluster, a3-superpod; a2a3sim = "
+      "a2a3) or an INI path")(
       "devices,d", po::value<std::string>()->default_value("0,1,2,3"),
       "devices taking part: comma-separated numbers and ranges A-B, or all; P = their count")(
       "kernel,k", po::value<std::string>()->default_value("builtin"),
