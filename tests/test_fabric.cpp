@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "kernels/registry.h"
+#include "sim/cli.h"
 #include "sim/config.h"
 #include "sim/run.h"
 #include "tests/run_process.h"
@@ -75,6 +76,12 @@ TEST(FlatRing, AcrossTwoServersIsBoundByTheNic) {
   const RunResult result = run_allreduce(request);
   ASSERT_TRUE(result.completed) << result.failure;
   EXPECT_GE(result.device_time_ns, 2.0 * 7 / 8 * 1048576 / 25.0);
+}
+
+TEST(DeviceList, RangesExpandInTheOrderGivenAndAllTakesEveryDevice) {
+  EXPECT_EQ(parse_devices("5,0-2,8-9", 16), (std::vector<int>{5, 0, 1, 2, 8, 9}));
+  EXPECT_EQ(parse_devices("3-3", 4), (std::vector<int>{3}));
+  EXPECT_EQ(parse_devices("all", 4), (std::vector<int>{0, 1, 2, 3}));
 }
 
 TEST(ClusterWaveform, NamesLinksByPlaceAndDeclaresOnlyTheRunsDevices) {
