@@ -47,9 +47,9 @@ class Fabric {
   std::vector<LinkId> traced_links(const std::vector<int>& devices) const;
   // The spine ECMP picks for a pair on different leaves of a cluster.
   int spine_of(int from, int to) const;
-  int leaf_of(int device) const;
 
  private:
+  int leaf_of(int device) const;
   enum class Kind : std::uint64_t {
     Mesh,       // a = from, b = to
     Clockwise,  // a = device

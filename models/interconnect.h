@@ -45,7 +45,6 @@ class Interconnect : public sc_core::sc_module {
   };
   // The links data crosses going from device `from` to device `to` (empty when equal).
   const Path& path(int from, int to);
-  const Fabric& fabric() const { return fabric_; }
 
   // Declares the links a waveform shows (see Fabric::traced_links for `devices`); links first
   // used later are declared then.
