@@ -18,7 +18,7 @@
 namespace ars {
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> host_mesh_block_tiles(std::uint64_t elements,
-                                                                         int block, int blocks) {
+                                                                           int block, int blocks) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles;
   const auto stride = static_cast<std::uint64_t>(blocks) * kHostMeshTileElements;
   for (std::uint64_t offset = static_cast<std::uint64_t>(block) * kHostMeshTileElements;

@@ -13,6 +13,6 @@ constexpr std::uint64_t kHostMeshTileElements = 256;
 // (offset, count) of every tile block `block` of `blocks` owns, in order: tiles block,
 // block + blocks, block + 2 blocks, ... of a vector of `elements`.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> host_mesh_block_tiles(std::uint64_t elements,
-                                                                         int block, int blocks);
+                                                                           int block, int blocks);
 
 }  // namespace ars

@@ -125,29 +125,29 @@ std::string Platform::describe_blocked_ranks() {
   out << std::fixed << std::setprecision(3);
   out << "deadlock at " << to_ns(sc_core::sc_time_stamp()) << " ns:";
   for (int r = 0; r < ranks(); ++r) {
-   for (int block = 0; block < blocks(); ++block) {
-    const VectorCore& c = core(r, block);
-    if (c.stats().finished) continue;
-    const BlockedWait& b = c.blocked();
-    out << "\n  rank " << r;
-    if (blocks() > 1) out << " block " << block;
-    out << " (device " << rank_devices_[r] << ")";
-    if (c.stalled()) {
-      out << " never started its kernel (stalled by a fault)";
-      continue;
+    for (int block = 0; block < blocks(); ++block) {
+      const VectorCore& c = core(r, block);
+      if (c.stats().finished) continue;
+      const BlockedWait& b = c.blocked();
+      out << "\n  rank " << r;
+      if (blocks() > 1) out << " block " << block;
+      out << " (device " << rank_devices_[r] << ")";
+      if (c.stalled()) {
+        out << " never started its kernel (stalled by a fault)";
+        continue;
+      }
+      if (!b.blocked) {
+        out << " is stuck outside a wait";
+        continue;
+      }
+      const auto& signals = memory_.signals;
+      const auto s = std::find_if(signals.begin(), signals.end(),
+                                  [&](const SignalInfo& info) { return info.name == b.signal; });
+      out << " waits on " << b.signal << "[" << b.row << "," << b.col << "] " << b.cmp << " "
+          << b.expected << ", cell holds "
+          << read_cell(r, static_cast<int>(s - signals.begin()), b.row, b.col) << ", since "
+          << static_cast<double>(b.since_ps) / 1000.0 << " ns";
     }
-    if (!b.blocked) {
-      out << " is stuck outside a wait";
-      continue;
-    }
-    const auto& signals = memory_.signals;
-    const auto s = std::find_if(signals.begin(), signals.end(),
-                                [&](const SignalInfo& info) { return info.name == b.signal; });
-    out << " waits on " << b.signal << "[" << b.row << "," << b.col << "] " << b.cmp << " "
-        << b.expected << ", cell holds "
-        << read_cell(r, static_cast<int>(s - signals.begin()), b.row, b.col) << ", since "
-        << static_cast<double>(b.since_ps) / 1000.0 << " ns";
-   }
   }
   return out.str();
 }

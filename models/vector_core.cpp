@@ -396,7 +396,8 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   // `delay` is when the acknowledgement is back: a core that fences after the atomic (a data
   // synchronisation barrier) waits for it; otherwise the notify is posted.
   if (codegen.notify_dsb == 0) return;
-  const sc_time dsb = dsb_cost_ + (config_.notify_acknowledged != 0 ? delay : sc_core::SC_ZERO_TIME);
+  const sc_time dsb =
+      dsb_cost_ + (config_.notify_acknowledged != 0 ? delay : sc_core::SC_ZERO_TIME);
   count_sync(SyncInstruction::Dsb, dsb);
   spend(dsb, &RoundRecord::barrier_ps);
 }

@@ -420,8 +420,7 @@ std::vector<CodegenChange> codegen_changes(const std::vector<MeasuredPoint>& mea
     std::tie(c.kernel, c.ranks, c.core_num, c.payload_bytes) = key;
     c.legs = static_cast<int>(n);
     c.measured_percent = n % 2 == 1 ? changes[n / 2] : (changes[n / 2 - 1] + changes[n / 2]) / 2;
-    c.simulated_percent =
-        100.0 * (simulated[key]["after"] / simulated[key]["before"] - 1.0);
+    c.simulated_percent = 100.0 * (simulated[key]["after"] / simulated[key]["before"] - 1.0);
     out.push_back(c);
   }
   return out;
@@ -468,8 +467,8 @@ int validate_main(int argc, const char* const* argv, std::ostream& out, std::ost
         csv << p.kernel << "," << p.ranks << ",";
         if (data.core_num_column) csv << p.core_num << ",";
         if (data.codegen_column) csv << p.codegen << ",";
-        csv << p.payload_bytes << ","
-            << significant(p.device_us) << "," << fixed(summary.points[i].simulated_us, 3) << ","
+        csv << p.payload_bytes << "," << significant(p.device_us) << ","
+            << fixed(summary.points[i].simulated_us, 3) << ","
             << fixed(summary.points[i].error_percent, 3) << "\n";
       }
       write_file(csv_path, csv.str());

@@ -3,11 +3,11 @@
 //
 // The CSV has a header line naming the columns kernel, P, payload_bytes and device_us (any
 // order, other columns ignored), and optionally core_num (blocks per rank, default 1) and
-// codegen (a codegen profile each point runs under, default none); lines starting with '#' and blank lines are skipped; fields
-// are plain, unquoted. Without a kernel column every point is builtin_mesh (the shipped 910B2
-// data), and both commands say so. payload_bytes is per rank and FP32; device_us is the
-// slowest rank's on-device time, which the simulator's device time (latest finish minus
-// earliest start) stands for.
+// codegen (a codegen profile each point runs under, default none); lines starting with '#' and
+// blank lines are skipped; fields are plain, unquoted. Without a kernel column every point is
+// builtin_mesh (the shipped 910B2 data), and both commands say so. payload_bytes is per rank and
+// FP32; device_us is the slowest rank's on-device time, which the simulator's device time (latest
+// finish minus earliest start) stands for.
 #pragma once
 
 #include <cstdint>

@@ -17,8 +17,8 @@ namespace {
 int flag(const po::variables_map& values, const std::string& key, const std::string& origin) {
   const int value = values[key].as<int>();
   if (value != 0 && value != 1) {
-    throw InputError("codegen profile " + origin + ": key '" + key + "' = " +
-                     std::to_string(value) + ": must be 0 or 1");
+    throw InputError("codegen profile " + origin + ": key '" + key +
+                     "' = " + std::to_string(value) + ": must be 0 or 1");
   }
   return value;
 }
@@ -75,8 +75,8 @@ void load_codegen(const std::string& path, PlatformConfig& config) {
   } else if (invalidate == "none") {
     c.wait_invalidate = Codegen::WaitInvalidate::None;
   } else {
-    throw InputError("codegen profile " + path + ": key 'codegen.wait_invalidate' = " +
-                     invalidate + ": must be every_wait, wait_all or none");
+    throw InputError("codegen profile " + path + ": key 'codegen.wait_invalidate' = " + invalidate +
+                     ": must be every_wait, wait_all or none");
   }
   c.notify_flush = flag(values, "codegen.notify_flush", path);
   c.notify_dsb = flag(values, "codegen.notify_dsb", path);

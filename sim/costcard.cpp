@@ -360,8 +360,8 @@ void print_core_counts(std::ostream& out, const std::vector<Point>& points) {
               [](const Point* a, const Point* b) { return a->core_num < b->core_num; });
     std::vector<double> times;
     for (const Point* p : sweep) times.push_back(p->run.result.device_time_ns);
-    const auto fastest = static_cast<std::size_t>(
-        std::min_element(times.begin(), times.end()) - times.begin());
+    const auto fastest =
+        static_cast<std::size_t>(std::min_element(times.begin(), times.end()) - times.begin());
     const std::size_t enough = smallest_near_best(times, 0.05);
     const Point& first = *sweep.front();
     out << std::left << std::setw(12) << first.kernel << std::right << std::setw(4) << first.ranks

@@ -79,11 +79,11 @@ void print_report(std::ostream& out, const RunResult& result) {
          "bytes  remote_bytes\n";
   for (const RankStats& s : round_owners(result)) {
     for (const RoundRecord& r : s.rounds) {
-      out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  " << std::left << std::setw(12)
-          << r.phase << std::right << std::setw(11) << ps_to_ns(r.start_ps) << std::setw(14)
-          << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps) << std::setw(14)
-          << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14) << r.remote_bytes
-          << "\n";
+      out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  " << std::left
+          << std::setw(12) << r.phase << std::right << std::setw(11) << ps_to_ns(r.start_ps)
+          << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps)
+          << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14)
+          << r.remote_bytes << "\n";
     }
   }
   if (!q.platform.codegen.name.empty()) print_sync(out, result);

@@ -170,8 +170,7 @@ RunResult run_allreduce(const RunRequest& request) {
       first_start = std::min(first_start, s.start_ps);
       last_finish = std::max(last_finish, s.finish_ps);
       result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
-      result.schedule.insert(result.schedule.end(), core.schedule().begin(),
-                             core.schedule().end());
+      result.schedule.insert(result.schedule.end(), core.schedule().begin(), core.schedule().end());
     }
     result.ranks.push_back(platform.blocks() == 1 ? platform.core(r).stats()
                                                   : sum_blocks(result.blocks, r));

@@ -49,8 +49,8 @@ struct RunResult {
   bool signal_clear = false;
   bool signal_must_clear = false;  // the kernel promises a clear signal (KernelSpec::clears_signal)
   std::string signal_residue;      // the first non-zero cell, when there is one
-  std::vector<RankStats> ranks;   // with core_num > 1: blocks summed, the last block's rounds
-  std::vector<RankStats> blocks;  // with core_num > 1: every block of every rank, rank by rank
+  std::vector<RankStats> ranks;    // with core_num > 1: blocks summed, the last block's rounds
+  std::vector<RankStats> blocks;   // with core_num > 1: every block of every rank, rank by rank
   std::vector<std::string> schedule;       // one line per executed operation, rank by rank
   double device_time_ns = 0;               // latest finish minus earliest start
   std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations

@@ -131,7 +131,8 @@ TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
   ASSERT_TRUE(result.correct);
   std::vector<std::string> lines;
   for (const std::string& line : result.schedule) {
-    if (line.rfind("rank=1 block=1 op=notify", 0) == 0 || line.rfind("rank=1 block=1 op=wait", 0) == 0)
+    if (line.rfind("rank=1 block=1 op=notify", 0) == 0 ||
+        line.rfind("rank=1 block=1 op=wait", 0) == 0)
       lines.push_back(line.substr(std::string("rank=1 block=1 op=").size()));
   }
   const std::vector<std::string> expected = {
@@ -221,8 +222,9 @@ INSTANTIATE_TEST_SUITE_P(PxCoreNum, HostMeshCounts, ::testing::ValuesIn(count_ca
                          });
 
 TEST(HostMesh, OneMiBOnFourDevicesWithEightCoresPrintsOk) {
-  const test::ProcessResult p = test::run_binary({"-p", "a2a3-910b2", "-d", "0,1,2,3", "--kernel",
-                                                  "host_mesh", "--core-num", "8", "--size", "1MiB"});
+  const test::ProcessResult p =
+      test::run_binary({"-p", "a2a3-910b2", "-d", "0,1,2,3", "--kernel", "host_mesh", "--core-num",
+                        "8", "--size", "1MiB"});
   EXPECT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("\nOK\n"), std::string::npos);
   EXPECT_NE(p.out.find("8 blocks per rank"), std::string::npos);
@@ -264,9 +266,8 @@ TEST(Codegen, ProfilesChangeExactlyTheInstructionsTheyName) {
   const std::vector<std::string> profiles = {"before", "after"};
   for (std::size_t i = 0; i < 2; ++i) {
     const std::string dump = dir / (profiles[i] + ".schedule");
-    const test::ProcessResult p =
-        test::run_binary({"-p", "a2a3-910b2", "--size", "48KiB", "--codegen", profiles[i],
-                          "--dump-schedule", dump});
+    const test::ProcessResult p = test::run_binary(
+        {"-p", "a2a3-910b2", "--size", "48KiB", "--codegen", profiles[i], "--dump-schedule", dump});
     ASSERT_EQ(p.exit_code, 0) << p.err;
     std::istringstream text(test::read_file(dump));
     for (std::string line; std::getline(text, line);) {
