@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
@@ -21,6 +22,20 @@ int flag(const po::variables_map& values, const std::string& key, const std::str
                      "' = " + std::to_string(value) + ": must be 0 or 1");
   }
   return value;
+}
+
+// The choice whose name (to_string) is `word`; InputError listing the names otherwise.
+template <typename Choice>
+Choice choose(const std::string& origin, const std::string& key, const std::string& word,
+              const std::vector<Choice>& choices) {
+  std::string names;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (word == to_string(choices[i])) return choices[i];
+    names += i == 0 ? "" : (i + 1 == choices.size() ? " or " : ", ");
+    names += to_string(choices[i]);
+  }
+  throw InputError("codegen profile " + origin + ": key '" + key + "' = " + word + ": must be " +
+                   names);
 }
 
 }  // namespace
@@ -58,26 +73,14 @@ void load_codegen(const std::string& path, PlatformConfig& config) {
   } catch (const po::error& e) {
     throw InputError("codegen profile " + path + ": " + e.what());
   }
-  if (barrier == "pipe_all") {
-    c.notify_barrier = Codegen::NotifyBarrier::PipeAll;
-  } else if (barrier == "drain") {
-    c.notify_barrier = Codegen::NotifyBarrier::Drain;
-  } else if (barrier == "none") {
-    c.notify_barrier = Codegen::NotifyBarrier::None;
-  } else {
-    throw InputError("codegen profile " + path + ": key 'codegen.notify_barrier' = " + barrier +
-                     ": must be pipe_all, drain or none");
-  }
-  if (invalidate == "every_wait") {
-    c.wait_invalidate = Codegen::WaitInvalidate::EveryWait;
-  } else if (invalidate == "wait_all") {
-    c.wait_invalidate = Codegen::WaitInvalidate::WaitAll;
-  } else if (invalidate == "none") {
-    c.wait_invalidate = Codegen::WaitInvalidate::None;
-  } else {
-    throw InputError("codegen profile " + path + ": key 'codegen.wait_invalidate' = " + invalidate +
-                     ": must be every_wait, wait_all or none");
-  }
+  c.notify_barrier =
+      choose<Codegen::NotifyBarrier>(path, "codegen.notify_barrier", barrier,
+                                     {Codegen::NotifyBarrier::PipeAll,
+                                      Codegen::NotifyBarrier::Drain, Codegen::NotifyBarrier::None});
+  c.wait_invalidate = choose<Codegen::WaitInvalidate>(
+      path, "codegen.wait_invalidate", invalidate,
+      {Codegen::WaitInvalidate::EveryWait, Codegen::WaitInvalidate::WaitAll,
+       Codegen::WaitInvalidate::None});
   c.notify_flush = flag(values, "codegen.notify_flush", path);
   c.notify_dsb = flag(values, "codegen.notify_dsb", path);
   c.store_fence = flag(values, "codegen.store_fence", path);

@@ -230,6 +230,25 @@ TEST(HostMesh, OneMiBOnFourDevicesWithEightCoresPrintsOk) {
   EXPECT_NE(p.out.find("8 blocks per rank"), std::string::npos);
 }
 
+TEST(HostMesh, RecordsJsonAndWaveformShowEveryBlockApart) {
+  test::ScratchDir dir;
+  const test::ProcessResult p =
+      test::run_binary({"-p", "a2a3-910b2", "-d", "0,1", "--kernel", "host_mesh", "--core-num", "2",
+                        "--size", "2KiB", "--json", dir / "run.json", "--vcd", dir / "run.vcd"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  // Per-block table and round rows labelled rank.block.
+  EXPECT_NE(p.out.find("rank  block  remote_read_B"), std::string::npos);
+  EXPECT_NE(p.out.find("\n 1.1      0  exchange"), std::string::npos) << p.out;
+  const std::string json = test::read_file(dir / "run.json");
+  EXPECT_NE(json.find("\"core_num\": 2"), std::string::npos);
+  EXPECT_NE(json.find("\"blocks\": ["), std::string::npos);
+  EXPECT_NE(json.find("\"block\": 1"), std::string::npos);
+  const std::string vcd = test::read_file(dir / "run.vcd");
+  for (const char* scope : {"core0", "core1", "dma0", "dma1", "ub0", "ub1"}) {
+    EXPECT_NE(vcd.find(std::string("$scope module ") + scope + " "), std::string::npos) << scope;
+  }
+}
+
 struct Refusal {
   std::vector<std::string> args;
   std::string message;
