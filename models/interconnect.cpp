@@ -34,6 +34,8 @@ BandwidthResource* Interconnect::add_link(const std::string& scope, const std::s
                                           double bytes_per_ps) {
   links_.push_back(std::make_unique<BandwidthResource>(name, bytes_per_ps));
   link_scopes_.push_back(scope);
+  links_.back()->describe(static_cast<int>(links_.size()) - 1, scope + "." + name,
+                          "link.bandwidth_GBps");
   return links_.back().get();
 }
 
@@ -126,20 +128,36 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   if (timing != nullptr) timing->add_hop(sc_core::SC_ZERO_TIME, request);
   const sc_time now = sc_core::sc_time_stamp();
   const std::uint64_t bytes = trans.get_data_length();
+  const std::uint64_t flow = timing != nullptr ? timing->flow : 0;
   sc_time head = now + delay;
   sc_time tail;
+  // The link that bounds the burst: the one another flow held longest, else the slowest.
+  const BandwidthResource* slowest = nullptr;
+  const BandwidthResource* held = nullptr;
   if (forwarding_ == Forwarding::StoreAndForward) {
-    for (BandwidthResource* link : p.links) head = tail = link->reserve(head, bytes).end;
+    for (BandwidthResource* link : p.links) {
+      const BandwidthResource::Interval slot = link->reserve(head, bytes, flow);
+      if (slot.behind_other_flow && held == nullptr) held = link;
+      if (slowest == nullptr || link->bytes_per_ps() < slowest->bytes_per_ps()) slowest = link;
+      head = tail = slot.end;
+    }
     head = now + delay;
   } else {
     sc_time span = sc_core::SC_ZERO_TIME;
     for (BandwidthResource* link : p.links) {
-      head = std::max(head, link->free_at());
+      if (link->free_at() > head) {
+        head = link->free_at();
+        held = link->last_flow() != flow ? link : nullptr;
+      }
+      if (slowest == nullptr || link->duration(bytes) > span) slowest = link;
       span = std::max(span, link->duration(bytes));
     }
-    for (BandwidthResource* link : p.links) tail = link->reserve_span(head, span, bytes).end;
+    for (BandwidthResource* link : p.links) tail = link->reserve_span(head, span, bytes, flow).end;
   }
-  if (timing != nullptr) timing->add_hop(tail - now, p.latency);
+  if (timing != nullptr) {
+    timing->add_hop(tail - now, p.latency,
+                    held != nullptr ? held->limit(true) : slowest->limit(false));
+  }
   // A read's bytes leave the target's memory when the request arrives, before they queue for
   // the link; reserving the memory port only once the link is free would put that port's
   // other users (the target itself, other readers) behind this link's backlog.

@@ -41,6 +41,7 @@ class Interconnect : public sc_core::sc_module {
   };
   // The links data crosses going from device `from` to device `to` (empty when equal).
   const Path& path(int from, int to) const { return paths_[from][to]; }
+  // Link i has resource id i (BandwidthResource::describe).
   const std::vector<std::unique_ptr<BandwidthResource>>& links() const { return links_; }
 
   void attach_trace(TraceSink* sink);
