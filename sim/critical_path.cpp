@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <ostream>
 #include <utility>
 
@@ -90,6 +91,7 @@ struct PathSummary {
   struct Share {
     std::uint64_t ps = 0;
     int count = 0;
+    std::set<std::string> places;
   };
   std::map<std::pair<int, int>, Share> peers;  // (peer, its round)
   std::map<std::string, Share> limits;         // transfer time by what bound it
@@ -105,12 +107,30 @@ std::size_t part_index(Kind kind) {
 }
 
 // A stretch of a transfer on the path, as the summary names it.
+// " (dev0.link_to_1)", " (dev0.link_to_1, dev2.link_to_1 and 5 more)", or nothing.
+std::string places_text(const std::set<std::string>& places) {
+  if (places.empty()) return "";
+  std::string text = " (";
+  std::size_t shown = 0;
+  for (const std::string& place : places) {
+    if (shown == 2) return text + " and " + std::to_string(places.size() - 2) + " more)";
+    text += (shown++ == 0 ? "" : ", ") + place;
+  }
+  return text + ")";
+}
+
 std::string stretch_text(const RunResult& result, PathStep::Part part, const TransferRecord& t) {
   switch (part) {
     case PathStep::Part::Latency:
       return "path latency (link.latency_ns, gm.*_latency_cycles)";
-    case PathStep::Part::Held:
-      return "held by " + resource_text(result, t.limit) + " beyond the queue's rate";
+    case PathStep::Part::Held: {
+      // By key, not place: the places are listed apart (see PathSummary::Share::places).
+      const std::string& key = result.resources.at(static_cast<std::size_t>(t.limit.resource)).key;
+      return (t.limit.kind == TransferLimit::Kind::QueuedBehindFlow
+                  ? "queued behind another flow at " + key
+                  : "held by " + key) +
+             " beyond the queue's rate";
+    }
     case PathStep::Part::Streaming:
       return "streaming at " + queue_key(t) + " on the DMA queue";
     case PathStep::Part::Setup:
@@ -143,6 +163,8 @@ PathSummary summarise(const RunResult& result, const CriticalPath& path) {
       auto& share = summary.limits[stretch_text(result, step.part, t)];
       share.ps += span;
       ++share.count;
+      if (step.part == PathStep::Part::Held)
+        share.places.insert(result.resources.at(static_cast<std::size_t>(t.limit.resource)).place);
       if (!key.empty()) summary.keys[key].ps += span;
       if (step.rank == last_rank && step.ref == last_ref) continue;
       last_rank = step.rank;
@@ -436,9 +458,9 @@ void print_explanation(std::ostream& out, const RunResult& result) {
     out << line;
     if (kind == Kind::Transfer) {
       for (const auto& [stretch, share] : summary.limits) {
-        std::snprintf(line, sizeof line, "    %16s ns  %s, %d step%s\n", ns_text(share.ps).c_str(),
+        std::snprintf(line, sizeof line, "    %16s ns  %s, %d step%s", ns_text(share.ps).c_str(),
                       stretch.c_str(), share.count, share.count == 1 ? "" : "s");
-        out << line;
+        out << line << places_text(share.places) << "\n";
       }
     }
     if (kind == Kind::PeerWait) {
@@ -527,7 +549,10 @@ void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {
   }
   cp["transfer"] = ordered_json::array();
   for (const auto& [limit_of, share] : summary.limits)
-    cp["transfer"].push_back({{"stretch", limit_of}, {"ps", share.ps}, {"steps", share.count}});
+    cp["transfer"].push_back({{"stretch", limit_of},
+                              {"ps", share.ps},
+                              {"steps", share.count},
+                              {"places", share.places}});
   cp["waiting_for"] = ordered_json::array();
   for (const auto& [peer, share] : summary.peers) {
     cp["waiting_for"].push_back({{"peer", peer.first},
