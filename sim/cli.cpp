@@ -14,7 +14,6 @@
 
 #include "kernels/registry.h"
 #include "sim/config.h"
-#include "sim/critical_path.h"
 #include "sim/memory_guard.h"
 #include "sim/output_file.h"
 #include "sim/report.h"
@@ -256,8 +255,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     const std::string& schedule_path = command.schedule_path;
     vcd_path = request.vcd_path;
     const RunResult result = run_allreduce(request);
-    print_report(out, result);
-    if (command.explain) print_critical_path_steps(out, result);
+    print_report(out, result, command.explain);
     if (!json_path.empty()) write_file(json_path, to_json(result));
     if (!schedule_path.empty()) write_file(schedule_path, schedule_text(result));
     return result.completed && (result.correct || !result.checked) ? 0 : 1;

@@ -282,7 +282,8 @@ std::string step_detail(const RunResult& result, const PathStep& step) {
     case Kind::Transfer: {
       const TransferRecord& t = s.transfer_records[static_cast<std::size_t>(step.ref)];
       std::string text = std::string(op_name(t.op)) + " " + std::to_string(t.bytes) + " B";
-      if (t.peer != step.rank) text += " from/to rank " + std::to_string(t.peer);
+      if (t.op == TransferRecord::Op::RemoteLoad) text += " from rank " + std::to_string(t.peer);
+      if (t.op == TransferRecord::Op::RemoteStore) text += " to rank " + std::to_string(t.peer);
       return text + ", bound by " + describe_limit(result, t);
     }
     case Kind::PeerWait:
@@ -530,6 +531,7 @@ void print_critical_path_steps(std::ostream& out, const RunResult& result) {
     for (const std::string& detail : details) out << "      " << detail << "\n";
     i = j;
   }
+  out << "\n";
 }
 
 void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {

@@ -35,7 +35,7 @@ namespace {
 
 }  // namespace
 
-void print_report(std::ostream& out, const RunResult& result) {
+void print_report(std::ostream& out, const RunResult& result, bool explain) {
   const RunRequest& q = result.request;
   const Problem& p = q.problem;
   out << "allreduce-sim: kernel " << q.kernel << " (mode " << p.mode << ") on " << q.platform.name
@@ -86,6 +86,7 @@ void print_report(std::ostream& out, const RunResult& result) {
       << " operations/s)\n";
   out << std::setprecision(6) << std::defaultfloat;
   print_explanation(out, result);
+  if (explain) print_critical_path_steps(out, result);
   if (!result.completed) {
     out << result.failure << "\nFAILED\n";
     return;

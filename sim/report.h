@@ -8,8 +8,9 @@
 
 namespace ars {
 
-// The per-rank and per-round tables, the wall time and rate, and the verdict line.
-void print_report(std::ostream& out, const RunResult& result);
+// The per-rank and per-round tables, the wall time and rate, the critical path's summary
+// (with `explain`, the path step by step) and the verdict line.
+void print_report(std::ostream& out, const RunResult& result, bool explain = false);
 
 // The run as JSON: no wall-clock figures, so the same command writes the same bytes.
 std::string to_json(const RunResult& result);
