@@ -22,8 +22,8 @@ void BandwidthResource::describe(int id, std::string place, const char* key) {
   key_ = key;
 }
 
-BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest,
-                                                       std::uint64_t bytes, std::uint64_t flow) {
+BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest, std::uint64_t bytes,
+                                                       std::uint64_t flow) {
   return reserve_span(earliest, duration(bytes), bytes, flow);
 }
 

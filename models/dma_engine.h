@@ -81,7 +81,7 @@ class DmaEngine : public sc_core::sc_module {
   };
   std::deque<Pending> pending_;
   sc_core::sc_event work_;
-  sc_core::sc_event scheduled_;           // a transfer's completion time became known
+  sc_core::sc_event scheduled_;          // a transfer's completion time became known
   std::vector<TransferRecord> records_;  // per ticket; finish_ps valid once issued
   std::vector<char> issued_;
   TraceSink* sink_ = nullptr;

@@ -57,7 +57,9 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     std::memcpy(&value, trans.get_data_ptr(), sizeof value);
     const sc_time arrival = sc_core::sc_time_stamp() + delay + write_latency_;
     posted_.emplace(std::make_pair(arrival, posted_sequence_++),
-                    PostedWrite{address, value, atomic->kind,
+                    PostedWrite{address,
+                                value,
+                                atomic->kind,
                                 {atomic->source_rank, atomic->source_notify, arrival.value()}});
     due_.notify(posted_.begin()->first.first - sc_core::sc_time_stamp());
     delay += write_latency_;  // the response means: applied

@@ -326,8 +326,8 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   if (const Fault* changed = find_fault(Fault::Kind::NotifyValue, index)) value = changed->value;
   if (record_schedule_)
     log("notify peer=" + std::to_string(peer) + " cell=" + info.name + "[" + std::to_string(row) +
-      "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
-      (dropped != nullptr ? " dropped" : ""));
+        "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
+        (dropped != nullptr ? " dropped" : ""));
   // Pipe barrier, cache-line flush and the atomic's issue, before the write leaves the core;
   // the barrier lets no store the peer may read stay behind.
   drain_posted();
@@ -379,7 +379,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
   if (record_schedule_)
     log("wait cell=" + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
-      to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : ""));
+        to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : ""));
   if (skipped) return;
   const sc_time begin = sc_time_stamp();
   auto satisfied = [&] {

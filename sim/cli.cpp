@@ -229,8 +229,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       if (std::find(request.devices.begin(), request.devices.end(), device) ==
           request.devices.end()) {
         throw InputError("--trace-devices: device " + std::to_string(device) +
-                         " does not take part in the run (-d " +
-                         vm["devices"].as<std::string>() + ")");
+                         " does not take part in the run (-d " + vm["devices"].as<std::string>() +
+                         ")");
       }
     }
   }

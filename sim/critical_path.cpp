@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <ostream>
+#include <set>
 #include <utility>
 
 namespace ars {
@@ -13,8 +13,8 @@ namespace {
 
 using Kind = PathStep::Kind;
 
-constexpr Kind kParts[] = {Kind::LaunchOffset, Kind::Setup, Kind::Transfer,     Kind::Reduce,
-                           Kind::Notify,       Kind::Wait,  Kind::PeerWait,     Kind::Unattributed};
+constexpr Kind kParts[] = {Kind::LaunchOffset, Kind::Setup, Kind::Transfer, Kind::Reduce,
+                           Kind::Notify,       Kind::Wait,  Kind::PeerWait, Kind::Unattributed};
 
 // Fixed-point ns with picosecond digits: no rounding, no scientific notation.
 std::string ns_text(std::uint64_t ps) {
@@ -54,7 +54,8 @@ std::string phase_of(const RunResult& result, int rank, int round) {
 
 // The limit after the tie rule (see describe_limit).
 TransferLimit effective_limit(const TransferRecord& t) {
-  const std::uint64_t streaming = t.left_ps - t.start_ps - std::min(t.setup_ps, t.left_ps - t.start_ps);
+  const std::uint64_t streaming =
+      t.left_ps - t.start_ps - std::min(t.setup_ps, t.left_ps - t.start_ps);
   return t.held_ps * 100 < streaming ? TransferLimit{} : t.limit;
 }
 
@@ -68,7 +69,7 @@ std::string queue_key(const TransferRecord& t) {
 std::string resource_text(const RunResult& result, const TransferLimit& limit) {
   const ResourceInfo& r = result.resources.at(static_cast<std::size_t>(limit.resource));
   return (limit.kind == TransferLimit::Kind::QueuedBehindFlow ? "queued behind another flow on "
-                                                               : "") +
+                                                              : "") +
          r.place + " (" + r.key + ")";
 }
 
@@ -156,10 +157,11 @@ PathSummary summarise(const RunResult& result, const CriticalPath& path) {
     if (step.kind == Kind::Transfer) {
       const TransferRecord& t = result.ranks[static_cast<std::size_t>(step.rank)]
                                     .transfer_records[static_cast<std::size_t>(step.ref)];
-      const std::string key = step.part == PathStep::Part::Streaming ? queue_key(t)
-                              : step.part == PathStep::Part::Held
-                                  ? result.resources.at(static_cast<std::size_t>(t.limit.resource)).key
-                                  : "";
+      const std::string key =
+          step.part == PathStep::Part::Streaming ? queue_key(t)
+          : step.part == PathStep::Part::Held
+              ? result.resources.at(static_cast<std::size_t>(t.limit.resource)).key
+              : "";
       auto& share = summary.limits[stretch_text(result, step.part, t)];
       share.ps += span;
       ++share.count;
@@ -185,10 +187,14 @@ struct KeyPart {
   Kind kind;
 };
 constexpr KeyPart kKeyParts[] = {
-    {"launch.offset_cycles", Kind::LaunchOffset}, {"launch.setup_cycles", Kind::Setup},
-    {"vector.", Kind::Reduce},                    {"sync.notify_", Kind::Notify},
-    {"sync.pipe_barrier_cycles", Kind::Notify},   {"sync.cache_flush_cycles", Kind::Notify},
-    {"sync.poll_period_cycles", Kind::Wait},      {"sync.cache_invalidate_cycles", Kind::Wait},
+    {"launch.offset_cycles", Kind::LaunchOffset},
+    {"launch.setup_cycles", Kind::Setup},
+    {"vector.", Kind::Reduce},
+    {"sync.notify_", Kind::Notify},
+    {"sync.pipe_barrier_cycles", Kind::Notify},
+    {"sync.cache_flush_cycles", Kind::Notify},
+    {"sync.poll_period_cycles", Kind::Wait},
+    {"sync.cache_invalidate_cycles", Kind::Wait},
 };
 constexpr const char* kRateKeys[] = {"link.bandwidth_GBps",        "gm.bandwidth_GBps",
                                      "dma.remote_bytes_per_cycle", "dma.mte2_bytes_per_cycle",
@@ -201,7 +207,8 @@ std::string part_name(Kind kind) {
 std::vector<std::string> key_notes(const RunResult& result, const PathSummary& summary) {
   std::vector<std::string> notes;
   for (const std::string& key : result.request.overridden_keys) {
-    const bool rate = std::find(std::begin(kRateKeys), std::end(kRateKeys), key) != std::end(kRateKeys);
+    const bool rate =
+        std::find(std::begin(kRateKeys), std::end(kRateKeys), key) != std::end(kRateKeys);
     if (rate) {
       std::uint64_t bound_ps = 0;  // streaming at this rate, or held by a resource of it
       for (const auto& [limit_of, share] : summary.keys) {
@@ -318,7 +325,6 @@ const char* to_string(PathStep::Kind kind) {
   }
   return "";
 }
-
 
 const char* to_string(PathStep::Part part) {
   switch (part) {

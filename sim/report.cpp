@@ -31,9 +31,7 @@ double busbw_GBps(const RunResult& result) {
   return algbw_GBps(result) * 2.0 * (p - 1.0) / p;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void print_report(std::ostream& out, const RunResult& result, bool explain) {
   const RunRequest& q = result.request;

@@ -32,8 +32,8 @@ std::string quoted(const std::string& text) {
 }
 
 std::string strip_suffix(const std::string& name, const std::string& suffix) {
-  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(),
-                                                      suffix) == 0
+  return name.size() >= suffix.size() &&
+                 name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0
              ? name.substr(0, name.size() - suffix.size())
              : name;
 }
@@ -79,7 +79,8 @@ class Events {
   }
   std::string json(const std::string& other) {
     std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
-      return std::tie(a.pid, a.tid, a.sub, a.ts, b.dur) < std::tie(b.pid, b.tid, b.sub, b.ts, a.dur);
+      return std::tie(a.pid, a.tid, a.sub, a.ts, b.dur) <
+             std::tie(b.pid, b.tid, b.sub, b.ts, a.dur);
     });
     std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":" + other + ",\"traceEvents\":[\n";
     const char* separator = "";
@@ -188,11 +189,11 @@ std::string TimelineTrace::render(const RunResult& result) const {
     const RankStats& s = result.ranks[r];
     if (!shown(s.device)) continue;
     const int pid = s.device;
-    events.metadata(pid, -1, "name", "device " + std::to_string(s.device) + " (rank " +
-                                         std::to_string(s.rank) + ")",
+    events.metadata(pid, -1, "name",
+                    "device " + std::to_string(s.device) + " (rank " + std::to_string(s.rank) + ")",
                     pid);
     events.metadata(pid, kCoreTid, "name", "core", 0);
-    const std::uint64_t end_ps = s.finished ? s.finish_ps
+    const std::uint64_t end_ps = s.finished        ? s.finish_ps
                                  : s.spans.empty() ? s.start_ps
                                                    : s.spans.back().end_ps;
     for (std::size_t i = 0; i < s.rounds.size(); ++i) {
@@ -214,15 +215,14 @@ std::string TimelineTrace::render(const RunResult& result) const {
     for (std::size_t n = 0; n < s.notify_records.size(); ++n) {
       const NotifyRecord& note = s.notify_records[n];
       const auto flow = flow_of_notify.find({s.rank, static_cast<std::uint32_t>(n)});
-      events.slice(
-          pid, kCoreTid, note.start_ps, note.end_ps, "notify", "sync",
-          "\"peer\":" + std::to_string(note.peer) + ",\"cell\":" +
-              quoted(signal_cell(note.signal, note.row, note.col)) +
-              ",\"value\":" + std::to_string(note.value) +
-              ",\"dropped\":" + (note.dropped ? "true" : "false"),
-          flow == flow_of_notify.end()
-              ? ""
-              : ",\"bind_id\":" + std::to_string(flow->second) + ",\"flow_out\":true");
+      events.slice(pid, kCoreTid, note.start_ps, note.end_ps, "notify", "sync",
+                   "\"peer\":" + std::to_string(note.peer) +
+                       ",\"cell\":" + quoted(signal_cell(note.signal, note.row, note.col)) +
+                       ",\"value\":" + std::to_string(note.value) +
+                       ",\"dropped\":" + (note.dropped ? "true" : "false"),
+                   flow == flow_of_notify.end()
+                       ? ""
+                       : ",\"bind_id\":" + std::to_string(flow->second) + ",\"flow_out\":true");
     }
     for (std::size_t w = 0; w < s.wait_records.size(); ++w) {
       const WaitRecord& wait = s.wait_records[w];
@@ -251,16 +251,14 @@ std::string TimelineTrace::render(const RunResult& result) const {
       }
       const bool remote = transfer.op == TransferRecord::Op::RemoteLoad ||
                           transfer.op == TransferRecord::Op::RemoteStore;
-      events.slice(pid, tid, transfer.start_ps, transfer.left_ps,
-                   op_label(transfer.op) + (remote ? std::to_string(transfer.peer) : ""),
-                   "transfer",
-                   "\"transfer\":" + std::to_string(t) + ",\"peer\":" +
-                       std::to_string(transfer.peer) + ",\"bytes\":" +
-                       std::to_string(transfer.bytes) + ",\"bound_by\":" +
-                       quoted(describe_limit(result, transfer)) + ",\"round\":" +
-                       std::to_string(transfer.round) + ",\"submitted_us\":" +
-                       us(to_ns(transfer.submit_ps)) + ",\"landed_us\":" +
-                       us(to_ns(transfer.finish_ps)));
+      events.slice(
+          pid, tid, transfer.start_ps, transfer.left_ps,
+          op_label(transfer.op) + (remote ? std::to_string(transfer.peer) : ""), "transfer",
+          "\"transfer\":" + std::to_string(t) + ",\"peer\":" + std::to_string(transfer.peer) +
+              ",\"bytes\":" + std::to_string(transfer.bytes) +
+              ",\"bound_by\":" + quoted(describe_limit(result, transfer)) +
+              ",\"round\":" + std::to_string(transfer.round) + ",\"submitted_us\":" +
+              us(to_ns(transfer.submit_ps)) + ",\"landed_us\":" + us(to_ns(transfer.finish_ps)));
     }
   }
 
@@ -311,9 +309,9 @@ std::string TimelineTrace::render(const RunResult& result) const {
       if (step.kind == PathStep::Kind::PeerWait) args += ",\"peer\":" + std::to_string(step.peer);
       if (step.kind == PathStep::Kind::Transfer) {
         args += ",\"bound_by\":" +
-                quoted(describe_limit(result, result.ranks[static_cast<std::size_t>(step.rank)]
-                                                  .transfer_records[static_cast<std::size_t>(
-                                                      step.ref)]));
+                quoted(describe_limit(result,
+                                      result.ranks[static_cast<std::size_t>(step.rank)]
+                                          .transfer_records[static_cast<std::size_t>(step.ref)]));
       }
       events.slice(kCriticalPid, kCoreTid, step.start_ps, step.end_ps,
                    std::string(to_string(step.kind)) + " (rank " + std::to_string(step.rank) + ")",

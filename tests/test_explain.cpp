@@ -97,9 +97,9 @@ TEST(CriticalPath, LateRankOnePathGoesThroughItsNotify) {
   EXPECT_EQ(path.end_rank, 0);
   using K = PathStep::Kind;
   const std::vector<std::tuple<K, int, std::uint64_t, std::uint64_t>> expected = {
-      {K::LaunchOffset, 1, 0, 10000000},     {K::Setup, 1, 10000000, 10100000},
-      {K::Notify, 1, 10100000, 10160000},    {K::PeerWait, 0, 10160000, 12160000},
-      {K::Wait, 0, 12160000, 13165000},      {K::Reduce, 0, 13165000, 13203000}};
+      {K::LaunchOffset, 1, 0, 10000000},  {K::Setup, 1, 10000000, 10100000},
+      {K::Notify, 1, 10100000, 10160000}, {K::PeerWait, 0, 10160000, 12160000},
+      {K::Wait, 0, 12160000, 13165000},   {K::Reduce, 0, 13165000, 13203000}};
   ASSERT_EQ(path.steps.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const auto& [kind, rank, start, end] = expected[i];
@@ -214,13 +214,14 @@ class EveryKernel : public ::testing::TestWithParam<std::string> {};
 TEST_P(EveryKernel, PathPartsSumToTheDeviceTime) {
   const std::string kernel = GetParam();
   ScratchDir dir;
-  std::vector<std::string> args = {"-p", "a2a3-910b2", "-d", "0,1,2,3", "--kernel", kernel,
-                                    "--size", "64KiB"};
+  std::vector<std::string> args = {"-p",       "a2a3-910b2", "-d",     "0,1,2,3",
+                                   "--kernel", kernel,       "--size", "64KiB"};
   if (kernel == "builtin_ring") args.insert(args.end(), {"--mode", "ring"});
   const nlohmann::json j = run_json(args, dir);
   const auto& cp = j.at("critical_path");
   const std::uint64_t device_ps = cp.at("device_time_ps");
-  EXPECT_EQ(device_ps, static_cast<std::uint64_t>(j.at("device_time_ns").get<double>() * 1000 + 0.5));
+  EXPECT_EQ(device_ps,
+            static_cast<std::uint64_t>(j.at("device_time_ns").get<double>() * 1000 + 0.5));
   std::uint64_t sum = 0;
   for (const auto& part : cp.at("parts")) sum += part.at("ps").get<std::uint64_t>();
   EXPECT_EQ(sum, device_ps);
@@ -246,8 +247,8 @@ INSTANTIATE_TEST_SUITE_P(Registry, EveryKernel, ::testing::ValuesIn(kernel_names
 
 // --- keys the user overrode ---
 
-const std::vector<std::string> kMesh8 = {"-p", "a2a3", "-d", "0,1,2,3,4,5,6,7", "--kernel",
-                                         "mesh", "--size", "256KiB"};
+const std::vector<std::string> kMesh8 = {"-p",       "a2a3", "-d",     "0,1,2,3,4,5,6,7",
+                                         "--kernel", "mesh", "--size", "256KiB"};
 
 std::vector<std::string> with(std::vector<std::string> args, const std::string& key,
                               const std::string& value) {
@@ -269,8 +270,8 @@ TEST(KeyNotes, LinkBandwidthIsNotLimitingTheMesh) {
   ASSERT_EQ(doubled.at("key_notes").size(), 1u);
   // The link (28 GB/s) is a hair slower than the queue (15.56 B/cycle x 1.8 GHz = 28.008 GB/s):
   // what doubling it saves is exactly the time the links held the path's pulls.
-  const double saved = base.at("device_time_ns").get<double>() -
-                       doubled.at("device_time_ns").get<double>();
+  const double saved =
+      base.at("device_time_ns").get<double>() - doubled.at("device_time_ns").get<double>();
   EXPECT_GT(saved, 0);
   EXPECT_LT(saved / base.at("device_time_ns").get<double>(), 1e-4);
 }
@@ -291,7 +292,9 @@ TEST(KeyNotes, QueueRateIsLimitingTheMesh) {
                                      [](const auto& r) { return r.at("phase") == "exchange"; });
   ASSERT_NE(exchange, limits.end());
   // 7 pulls per tile and rank, all bound by the queue; none by a link.
-  EXPECT_EQ(exchange->at("bound_by").at("dma.remote_bytes_per_cycle (DMA queue rate)").get<int>() % 56, 0);
+  EXPECT_EQ(
+      exchange->at("bound_by").at("dma.remote_bytes_per_cycle (DMA queue rate)").get<int>() % 56,
+      0);
   for (const auto& [limit, count] : exchange->at("bound_by").items()) {
     EXPECT_EQ(limit.find("link"), std::string::npos) << limit << " x" << count;
   }
@@ -381,8 +384,8 @@ std::set<int> check_trace(const nlohmann::json& trace, const std::uint64_t devic
 
 TEST(Trace, ValidatesAndIsByteIdentical) {
   ScratchDir dir;
-  const std::vector<std::string> args = {"-p", "a2a3-910b2", "-d", "0,1,2,3", "--kernel",
-                                         "builtin", "--size", "64KiB"};
+  const std::vector<std::string> args = {"-p",       "a2a3-910b2", "-d",     "0,1,2,3",
+                                         "--kernel", "builtin",    "--size", "64KiB"};
   std::vector<std::string> first = args;
   first.insert(first.end(), {"--trace", dir / "a.json"});
   const nlohmann::json j = run_json(first, dir);
@@ -393,7 +396,8 @@ TEST(Trace, ValidatesAndIsByteIdentical) {
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(a, test::read_file(dir / "b.json"));
   EXPECT_EQ(a.find("e+"), std::string::npos) << "no scientific notation";
-  const std::set<int> pids = check_trace(nlohmann::json::parse(a), j.at("critical_path").at("device_time_ps"));
+  const std::set<int> pids =
+      check_trace(nlohmann::json::parse(a), j.at("critical_path").at("device_time_ps"));
   EXPECT_EQ(pids, (std::set<int>{0, 1, 2, 3}));
 }
 
