@@ -31,20 +31,6 @@ std::string percent_text(std::uint64_t part, std::uint64_t whole) {
   return text;
 }
 
-const char* op_name(TransferRecord::Op op) {
-  switch (op) {
-    case TransferRecord::Op::Load:
-      return "load";
-    case TransferRecord::Op::Store:
-      return "store";
-    case TransferRecord::Op::RemoteLoad:
-      return "pull";
-    case TransferRecord::Op::RemoteStore:
-      return "push";
-  }
-  return "transfer";
-}
-
 std::string phase_of(const RunResult& result, int rank, int round) {
   const auto& rounds = result.ranks[static_cast<std::size_t>(rank)].rounds;
   return round >= 0 && round < static_cast<int>(rounds.size())
@@ -288,10 +274,8 @@ std::string step_detail(const RunResult& result, const PathStep& step) {
   switch (step.kind) {
     case Kind::Transfer: {
       const TransferRecord& t = s.transfer_records[static_cast<std::size_t>(step.ref)];
-      std::string text = std::string(op_name(t.op)) + " " + std::to_string(t.bytes) + " B";
-      if (t.op == TransferRecord::Op::RemoteLoad) text += " from rank " + std::to_string(t.peer);
-      if (t.op == TransferRecord::Op::RemoteStore) text += " to rank " + std::to_string(t.peer);
-      return text + ", bound by " + describe_limit(result, t);
+      return transfer_name(t) + ", " + std::to_string(t.bytes) + " B, bound by " +
+             describe_limit(result, t);
     }
     case Kind::PeerWait:
       return "rank " + std::to_string(step.peer) + "'s notify (its round " +
@@ -340,6 +324,20 @@ const char* to_string(PathStep::Part part) {
       return "path latency";
   }
   return "";
+}
+
+std::string transfer_name(const TransferRecord& t) {
+  switch (t.op) {
+    case TransferRecord::Op::Load:
+      return "load";
+    case TransferRecord::Op::Store:
+      return "store";
+    case TransferRecord::Op::RemoteLoad:
+      return "pull from rank " + std::to_string(t.peer);
+    case TransferRecord::Op::RemoteStore:
+      return "push to rank " + std::to_string(t.peer);
+  }
+  return "transfer";
 }
 
 std::string limit_key(const RunResult& result, const TransferRecord& t) {

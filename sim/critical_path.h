@@ -57,6 +57,8 @@ CriticalPath critical_path(const RunResult& result);
 // A resource that held the transfer less than 1 % of its streaming time beyond the queue's
 // rate is a tie, and the queue's rate is named.
 std::string describe_limit(const RunResult& result, const TransferRecord& transfer);
+// "load", "store", "pull from rank 3", "push to rank 3".
+std::string transfer_name(const TransferRecord& transfer);
 // The configuration key that sets the bounding rate.
 std::string limit_key(const RunResult& result, const TransferRecord& transfer);
 

@@ -100,20 +100,6 @@ class Events {
   std::vector<std::string> meta_;
 };
 
-const char* op_label(TransferRecord::Op op) {
-  switch (op) {
-    case TransferRecord::Op::Load:
-      return "load";
-    case TransferRecord::Op::Store:
-      return "store";
-    case TransferRecord::Op::RemoteLoad:
-      return "pull from rank ";
-    case TransferRecord::Op::RemoteStore:
-      return "push to rank ";
-  }
-  return "";
-}
-
 }  // namespace
 
 TimelineTrace::TimelineTrace(std::vector<int> devices, std::vector<std::string> signals)
@@ -249,11 +235,8 @@ std::string TimelineTrace::render(const RunResult& result) const {
         events.metadata(pid, tid, "name", "DMA queue " + std::to_string(transfer.queue), tid);
         queue_named[static_cast<std::size_t>(transfer.queue)] = true;
       }
-      const bool remote = transfer.op == TransferRecord::Op::RemoteLoad ||
-                          transfer.op == TransferRecord::Op::RemoteStore;
       events.slice(
-          pid, tid, transfer.start_ps, transfer.left_ps,
-          op_label(transfer.op) + (remote ? std::to_string(transfer.peer) : ""), "transfer",
+          pid, tid, transfer.start_ps, transfer.left_ps, transfer_name(transfer), "transfer",
           "\"transfer\":" + std::to_string(t) + ",\"peer\":" + std::to_string(transfer.peer) +
               ",\"bytes\":" + std::to_string(transfer.bytes) +
               ",\"bound_by\":" + quoted(describe_limit(result, transfer)) +
