@@ -40,8 +40,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     devices_.push_back(std::make_unique<Device>(("dev" + std::to_string(d)).c_str(), config, d,
                                                 std::move(binding), options.timing_only));
     Device& device = *devices_.back();
-    device.gm.port().describe(static_cast<int>(noc_.links().size()) + d,
-                              "dev" + std::to_string(d) + ".memory_port", "gm.bandwidth_GBps");
+    device.gm.port().describe(d, "dev" + std::to_string(d) + ".memory_port", "gm.bandwidth_GBps");
     noc_.to_memory.bind(device.gm.from_noc);
     if (!device.core) continue;
     noc_.connect_initiator(device.dma->to_noc, d);
@@ -62,7 +61,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
   }
 
   if (trace_ != nullptr) {
-    noc_.attach_trace(trace_);
+    noc_.attach_trace(trace_, rank_devices_);
     for (int r = 0; r < ranks(); ++r) {
       Device& device = *devices_[rank_devices_[r]];
       const std::string scope = "dev" + std::to_string(device.index());
@@ -78,8 +77,8 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
 
 std::vector<const BandwidthResource*> Platform::resources() const {
   std::vector<const BandwidthResource*> all;
-  for (const auto& link : noc_.links()) all.push_back(link.get());
   for (const auto& device : devices_) all.push_back(&device->gm.port());
+  for (const auto& link : noc_.links()) all.push_back(link.get());
   return all;
 }
 

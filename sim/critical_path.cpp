@@ -109,7 +109,7 @@ std::string places_text(const std::set<std::string>& places) {
 std::string stretch_text(const RunResult& result, PathStep::Part part, const TransferRecord& t) {
   switch (part) {
     case PathStep::Part::Latency:
-      return "path latency (link.latency_ns, gm.*_latency_cycles)";
+      return "path latency (links, switches, GM access)";
     case PathStep::Part::Held: {
       // By key, not place: the places are listed apart (see PathSummary::Share::places).
       const std::string& key = result.resources.at(static_cast<std::size_t>(t.limit.resource)).key;
@@ -182,9 +182,10 @@ constexpr KeyPart kKeyParts[] = {
     {"sync.poll_period_cycles", Kind::Wait},
     {"sync.cache_invalidate_cycles", Kind::Wait},
 };
-constexpr const char* kRateKeys[] = {"link.bandwidth_GBps",        "gm.bandwidth_GBps",
-                                     "dma.remote_bytes_per_cycle", "dma.mte2_bytes_per_cycle",
-                                     "dma.mte3_bytes_per_cycle",   "dma.misaligned_rate_factor"};
+constexpr const char* kRateKeys[] = {
+    "link.bandwidth_GBps",      "nic.bandwidth_GBps",       "cluster.oversubscription",
+    "superpod.bandwidth_GBps",  "gm.bandwidth_GBps",        "dma.remote_bytes_per_cycle",
+    "dma.mte2_bytes_per_cycle", "dma.mte3_bytes_per_cycle", "dma.misaligned_rate_factor"};
 
 std::string part_name(Kind kind) {
   return to_string(kind);

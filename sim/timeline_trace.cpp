@@ -16,6 +16,7 @@ constexpr int kCoreTid = 1;  // tid of the core within a device's process
 constexpr int kQueueTid = 10;
 constexpr int kLinkTid = 1000;
 constexpr int kCriticalPid = 100000;
+constexpr int kSwitchPid = 100001;  // links that start at a switch (leafL, spineS, nodeN)
 
 std::uint64_t to_ns(std::uint64_t ps) {
   return (ps + 500) / 1000;
@@ -122,17 +123,18 @@ int TimelineTrace::declare(const std::string& scope, const std::string& name, in
   }
   // Queues and the core come from the run's records, which carry more than their flags.
   const bool from_records = part == "dma" || part == "core";
-  if (device >= 0 && shown(device) && !from_records) {
-    var.pid = device;
+  if ((device < 0 || shown(device)) && !from_records) {
+    var.pid = device >= 0 ? device : kSwitchPid;
     if (part == "ub") {
       var.name = "UB bytes in use";
     } else if (part == "signal") {
       var.name = "signal " + name;
     } else if (kind == Kind::Flag) {
-      var.name = strip_suffix(name, "_busy");
+      var.name = (device >= 0 ? "" : head + ".") + strip_suffix(name, "_busy");
       var.slices = true;
     } else {
-      var.name = strip_suffix(name, "_bytes_in_flight") + " bytes in flight";
+      var.name = (device >= 0 ? "" : head + ".") + strip_suffix(name, "_bytes_in_flight") +
+                 " bytes in flight";
     }
   }
   vars_.push_back(var);
@@ -251,6 +253,8 @@ std::string TimelineTrace::render(const RunResult& result) const {
                    [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
   std::vector<std::vector<Change>> by_var(vars_.size());
   for (const Change& c : changes) by_var[static_cast<std::size_t>(c.var)].push_back(c);
+  if (std::any_of(vars_.begin(), vars_.end(), [](const Var& v) { return v.pid == kSwitchPid; }))
+    events.metadata(kSwitchPid, -1, "name", "switches", kSwitchPid);
   for (std::size_t v = 0; v < vars_.size(); ++v) {
     const Var& var = vars_[v];
     if (var.pid < 0 || by_var[v].empty()) continue;

@@ -3,7 +3,8 @@
 // (tid 1), each DMA queue (tid 10 + queue) and each link direction the device sends on
 // (tid 1000 + link), counters for the UB bytes in use, the bytes in flight on each link and
 // the signal cells, flow arrows from every notify to the wait it released, and a "critical
-// path" process (pid 100000) laying the path's steps end to end. Timestamps are microseconds
+// path" process (pid 100000) laying the path's steps end to end; links that start at a switch
+// (cluster, superpod) live in a "switches" process (pid 100001). Timestamps are microseconds
 // with three decimals (nanoseconds), written as fixed digits, so the same run gives the same
 // bytes.
 #pragma once
