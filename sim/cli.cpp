@@ -247,7 +247,9 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       request.trace_devices =
           parse_devices(vm["trace-devices"].as<std::string>(), request.platform.devices);
     } catch (const InputError& e) {
-      throw InputError(std::string("--trace-devices: ") + e.what());
+      // parse_devices names -d; the list at fault here is --trace-devices'.
+      const std::string what = e.what();
+      throw InputError("--trace-devices: " + (what.rfind("-d: ", 0) == 0 ? what.substr(4) : what));
     }
     for (const int device : request.trace_devices) {
       if (std::find(request.devices.begin(), request.devices.end(), device) ==

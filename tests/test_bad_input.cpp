@@ -103,7 +103,7 @@ const BadInput kRows[] = {
     {"TraceDevicesNotANumber",
      {"--trace", "{dir}/t.json", "--trace-devices", "x"},
      nullptr,
-     "--trace-devices: "},
+     "--trace-devices: 'x' is not a device number (in 'x')"},
     {"ScheduleInMissingDirectory",
      {"--dump-schedule", "{dir}/missing/s.txt"},
      nullptr,
