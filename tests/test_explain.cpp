@@ -47,6 +47,22 @@ RunRequest two_ranks(const KernelSpec& kernel, const PlatformConfig& platform) {
   return request;
 }
 
+// The path's steps, each checked for kind, rank, round, part (transfers) and times.
+void expect_steps(const CriticalPath& path, const std::vector<PathStep>& expected) {
+  ASSERT_EQ(path.steps.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const PathStep& got = path.steps[i];
+    EXPECT_EQ(got.kind, expected[i].kind) << "step " << i;
+    EXPECT_EQ(got.rank, expected[i].rank) << "step " << i;
+    EXPECT_EQ(got.round, expected[i].round) << "step " << i;
+    if (got.kind == PathStep::Kind::Transfer) {
+      EXPECT_EQ(got.part, expected[i].part) << "step " << i;
+    }
+    EXPECT_EQ(got.start_ps, expected[i].start_ps) << "step " << i;
+    EXPECT_EQ(got.end_ps, expected[i].end_ps) << "step " << i;
+  }
+}
+
 // --- a rank that launches late ---
 
 Layout handshake_layout(const Problem& p) {
@@ -96,18 +112,12 @@ TEST(CriticalPath, LateRankOnePathGoesThroughItsNotify) {
   const CriticalPath path = critical_path(result);
   EXPECT_EQ(path.end_rank, 0);
   using K = PathStep::Kind;
-  const std::vector<std::tuple<K, int, std::uint64_t, std::uint64_t>> expected = {
-      {K::LaunchOffset, 1, 0, 10000000},  {K::Setup, 1, 10000000, 10100000},
-      {K::Notify, 1, 10100000, 10160000}, {K::PeerWait, 0, 10160000, 12160000},
-      {K::Wait, 0, 12160000, 13165000},   {K::Reduce, 0, 13165000, 13203000}};
-  ASSERT_EQ(path.steps.size(), expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const auto& [kind, rank, start, end] = expected[i];
-    EXPECT_EQ(path.steps[i].kind, kind) << "step " << i;
-    EXPECT_EQ(path.steps[i].rank, rank) << "step " << i;
-    EXPECT_EQ(path.steps[i].start_ps, start) << "step " << i;
-    EXPECT_EQ(path.steps[i].end_ps, end) << "step " << i;
-  }
+  expect_steps(path, {{K::LaunchOffset, 1, -1, 0, 10000000},
+                      {K::Setup, 1, -1, 10000000, 10100000},
+                      {K::Notify, 1, 0, 10100000, 10160000},
+                      {K::PeerWait, 0, 0, 10160000, 12160000},
+                      {K::Wait, 0, 0, 12160000, 13165000},
+                      {K::Reduce, 0, 1, 13165000, 13203000}});
   EXPECT_EQ(path.steps[3].peer, 1);
   EXPECT_EQ(path.steps[3].peer_round, 0);  // rank 1's "handshake"
 }
@@ -163,22 +173,14 @@ TEST(CriticalPath, ContendedLinkHoldsThePathAndIsNamed) {
   const CriticalPath path = critical_path(result);
   using K = PathStep::Kind;
   using Part = PathStep::Part;
-  const std::vector<std::tuple<K, Part, std::uint64_t, std::uint64_t>> expected = {
-      {K::Transfer, Part::Streaming, 0, 128000},
-      {K::Transfer, Part::Held, 128000, 448000},
-      {K::Transfer, Part::Latency, 448000, 3548000},
-      {K::Transfer, Part::Latency, 3548000, 3612000},
-      {K::PeerWait, Part::Streaming, 3612000, 5412000}};
-  ASSERT_EQ(path.steps.size(), expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const auto& [kind, part, start, end] = expected[i];
-    EXPECT_EQ(path.steps[i].kind, kind) << "step " << i;
-    if (kind == K::Transfer) {
-      EXPECT_EQ(path.steps[i].part, part) << "step " << i;
-    }
-    EXPECT_EQ(path.steps[i].start_ps, start) << "step " << i;
-    EXPECT_EQ(path.steps[i].end_ps, end) << "step " << i;
-  }
+  const auto transfer = [](Part part, std::uint64_t start, std::uint64_t end) {
+    return PathStep{K::Transfer, 1, 0, start, end, -1, -1, -1, part};
+  };
+  expect_steps(path, {transfer(Part::Streaming, 0, 128000),
+                      transfer(Part::Held, 128000, 448000),
+                      transfer(Part::Latency, 448000, 3548000),
+                      transfer(Part::Latency, 3548000, 3612000),
+                      {K::PeerWait, 0, 0, 3612000, 5412000}});
   const auto& pulls = result.ranks[1].transfer_records;
   ASSERT_EQ(pulls.size(), 2u);
   for (const TransferRecord& pull : pulls) {
