@@ -413,5 +413,18 @@ TEST(Trace, DevicesLimitWhatIsShown) {
             (std::set<int>{1, 2}));
 }
 
+// Across servers a cluster's data crosses NICs and leaf switches: their links get a process.
+TEST(Trace, ClusterSwitchLinksHaveTheirProcess) {
+  ScratchDir dir;
+  const nlohmann::json j = run_json({"-p", "a2a3-cluster", "-d", "0,1,8,9", "--kernel", "ring",
+                                     "--size", "64KiB", "--trace", dir / "t.json"},
+                                    dir);
+  const std::string text = test::read_file(dir / "t.json");
+  EXPECT_EQ(check_trace(nlohmann::json::parse(text), j.at("critical_path").at("device_time_ps")),
+            (std::set<int>{0, 1, 8, 9, 100001}));
+  EXPECT_NE(text.find("\"name\":\"leaf0.down_to_dev8\""), std::string::npos);
+  EXPECT_NE(text.find("\"name\":\"nic_up bytes in flight\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ars
