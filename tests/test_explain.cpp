@@ -413,6 +413,23 @@ TEST(Trace, DevicesLimitWhatIsShown) {
             (std::set<int>{1, 2}));
 }
 
+// Both sinks at once see every change: each file is what it is when written alone.
+TEST(Trace, WithVcdWritesTheSameBytesAsAlone) {
+  ScratchDir dir;
+  const std::vector<std::string> run = {"-d", "0-3", "--kernel", "ring", "--size", "16KiB"};
+  const auto with_outputs = [&](std::vector<std::string> outputs) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), outputs.begin(), outputs.end());
+    EXPECT_EQ(test::run_binary(args).exit_code, 0);
+  };
+  with_outputs({"--vcd", dir / "both.vcd", "--trace", dir / "both.json"});
+  with_outputs({"--vcd", dir / "alone.vcd"});
+  with_outputs({"--trace", dir / "alone.json"});
+  EXPECT_EQ(test::read_file(dir / "both.vcd"), test::read_file(dir / "alone.vcd"));
+  EXPECT_EQ(test::read_file(dir / "both.json"), test::read_file(dir / "alone.json"));
+  EXPECT_FALSE(test::read_file(dir / "alone.json").empty());
+}
+
 // Across servers a cluster's data crosses NICs and leaf switches: their links get a process.
 TEST(Trace, ClusterSwitchLinksHaveTheirProcess) {
   ScratchDir dir;
