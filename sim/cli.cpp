@@ -14,6 +14,7 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
+#include "sim/codegen.h"
 #include "sim/config.h"
 #include "sim/memory_guard.h"
 #include "sim/output_file.h"
@@ -156,6 +157,10 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "the builtin's algorithm: mesh or ring")("repeat", po::value<int>()->default_value(1),
                                                "allreduce calls in one kernel")(
       "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
+      "core-num", po::value<int>()->default_value(1),
+      "SPMD blocks per rank, each on its own vector core (host_mesh; at most vector.cores)")(
+      "codegen", po::value<std::string>(),
+      "codegen profile: a name in configs/codegen/ (before, after) or an INI path")(
       "json", po::value<std::string>(), "write the run as JSON to FILE")(
       "vcd", po::value<std::string>(), "write a VCD waveform (1 ns unit) to FILE")(
       "trace", po::value<std::string>(),
@@ -196,6 +201,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
 
   RunRequest& request = command.request;
   request.platform = load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
+  if (vm.count("codegen"))
+    load_codegen(resolve_codegen_path(vm["codegen"].as<std::string>()), request.platform);
   if (vm.count("print-config")) {
     command.action = CommandLine::Action::PrintConfig;
     command.text = to_ini(request.platform);
@@ -215,6 +222,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   find_kernel(request.kernel);
   problem.repeat = vm["repeat"].as<int>();
   if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");
+  problem.core_num = vm["core-num"].as<int>();
   if (vm.count("signal-shape"))
     problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());
   request.timing_only = vm.count("timing-only") > 0;
