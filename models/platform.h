@@ -50,12 +50,14 @@ class Platform : public sc_core::sc_module {
   void write_tensor(int rank, int tensor, const std::vector<std::uint8_t>& bytes);
   std::vector<std::uint8_t> read_tensor(int rank, int tensor);
   std::int32_t read_cell(int rank, int signal, int row, int col);
+  // The rank's first non-zero signal cell in signal, row, column order, as
+  // "signal[row,col] = value"; empty when every cell is zero.
+  std::string first_nonzero_cell(int rank);
 
  private:
   std::string describe_blocked_ranks();
   std::string describe_mixed_write(int rank, std::uint64_t address,
                                    const sc_core::sc_time& when) const;
-  std::uint8_t* backdoor(int rank, int tensor);
 
   std::vector<int> rank_devices_;
   Problem problem_;

@@ -31,7 +31,7 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
       launch_offset_(clock_.cycles(config.launch_offset_cycles * binding_.rank)),
       launch_setup_(clock_.cycles(config.launch_setup_cycles)) {
   stats_.rank = binding_.rank;
-  stats_.device = binding_.rank_devices.at(binding_.rank);
+  stats_.device = binding_.rank_devices->at(binding_.rank);
   SC_THREAD(run);
 }
 
@@ -150,7 +150,7 @@ int VectorCore::peer_device(int peer) const {
     throw InputError("peer " + std::to_string(peer) +
                      " is not a rank (P = " + std::to_string(ranks()) + ")");
   }
-  return binding_.rank_devices[static_cast<std::size_t>(peer)];
+  return (*binding_.rank_devices)[static_cast<std::size_t>(peer)];
 }
 
 Tile VectorCore::alloc(std::uint64_t elements, DType dtype) {
@@ -249,7 +249,7 @@ void VectorCore::store(const Tile& src, const Tensor& dst, std::uint64_t offset,
                 posted_.end());
   const std::size_t element_bytes = dtype_bytes(src.dtype);
   const std::uint64_t gm_begin =
-      global_address(binding_.rank_devices[static_cast<std::size_t>(rank())],
+      global_address((*binding_.rank_devices)[static_cast<std::size_t>(rank())],
                      tensor_info(dst).address + offset * element_bytes);
   posted_.push_back({transfer.id, src.offset, src.offset + count * element_bytes, gm_begin,
                      gm_begin + count * element_bytes});

@@ -35,7 +35,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
 
   struct Binding {
     int rank;
-    std::vector<int> rank_devices;  // device of every rank
+    const std::vector<int>* rank_devices;  // device of every rank, shared by all ranks
     const Problem* problem;
     const MemoryMap* memory;
     KernelBody body;
@@ -56,7 +56,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
 
   // Rank
   int rank() const override { return binding_.rank; }
-  int ranks() const override { return static_cast<int>(binding_.rank_devices.size()); }
+  int ranks() const override { return static_cast<int>(binding_.rank_devices->size()); }
   const Problem& problem() const override { return *binding_.problem; }
   Tensor input() const override;
   Tensor output() const override;
