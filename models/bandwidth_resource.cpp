@@ -16,14 +16,22 @@ sc_time BandwidthResource::duration(std::uint64_t bytes) const {
   return ps(static_cast<double>(bytes) / bytes_per_ps_);
 }
 
-BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest,
-                                                       std::uint64_t bytes) {
-  return reserve_span(earliest, duration(bytes), bytes);
+BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest, std::uint64_t bytes,
+                                                       Claim* claim) {
+  return reserve_span(earliest, duration(bytes), bytes, claim);
 }
 
 BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earliest,
                                                             const sc_time& span,
-                                                            std::uint64_t bytes) {
+                                                            std::uint64_t bytes, Claim* claim) {
+  if (claim != nullptr && claim->owner != 0) {
+    // Another transfer still to ask here at or after this time: the order of the two
+    // transfers' bursts would not be the order of their times (a tie is no order either).
+    if (claim_owner_ != 0 && claim_owner_ != claim->owner && claim->at <= claimed_until_)
+      claim->conflict = true;
+    claim_owner_ = claim->owner;
+    claimed_until_ = claim->at;
+  }
   const sc_time start = std::max(earliest, free_at_);
   const sc_time end = start + span;
   if (sink_ != nullptr) {

@@ -12,6 +12,16 @@
 
 namespace ars {
 
+// Who reserves, when a run times every DMA transfer as one step (DmaEngine): the transfer
+// and the time its burst would have asked. Such a transfer reserves all its bursts at once,
+// which gives the burst-by-burst answer only while no other transfer asks for the same
+// resource within its bursts' span; a request that does is flagged as a conflict.
+struct Claim {
+  std::uint64_t owner = 0;  // the transfer; 0: a burst reserved in its own time (no check)
+  sc_core::sc_time at;      // when the burst asks
+  bool conflict = false;
+};
+
 class BandwidthResource {
  public:
   BandwidthResource(std::string name, double bytes_per_ps);
@@ -21,10 +31,10 @@ class BandwidthResource {
     sc_core::sc_time end;
   };
   // Occupies the resource for `bytes`, starting no earlier than `earliest` (absolute time).
-  Interval reserve(const sc_core::sc_time& earliest, std::uint64_t bytes);
+  Interval reserve(const sc_core::sc_time& earliest, std::uint64_t bytes, Claim* claim = nullptr);
   // Occupies it for a given span (several resources reserved together for one burst).
   Interval reserve_span(const sc_core::sc_time& earliest, const sc_core::sc_time& span,
-                        std::uint64_t bytes);
+                        std::uint64_t bytes, Claim* claim = nullptr);
   sc_core::sc_time duration(std::uint64_t bytes) const;
   const sc_core::sc_time& free_at() const { return free_at_; }
   double bytes_per_ps() const { return bytes_per_ps_; }
@@ -44,6 +54,8 @@ class BandwidthResource {
   TraceSink* sink_ = nullptr;
   int busy_var_ = -1;
   int in_flight_var_ = -1;
+  std::uint64_t claim_owner_ = 0;
+  sc_core::sc_time claimed_until_;
   sc_core::sc_time period_start_;
   bool period_open_ = false;
 };

@@ -81,6 +81,11 @@ bool DmaEngine::done(std::uint64_t ticket) const {
   return issued_.at(ticket) != 0 && finish_[ticket] <= sc_core::sc_time_stamp();
 }
 
+std::uint64_t DmaEngine::next_claim_owner() {
+  static std::uint64_t owner = 0;
+  return ++owner;
+}
+
 sc_time DmaEngine::execute(const Request& request) {
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = sc_core::sc_time_stamp() + setup_;
@@ -100,24 +105,39 @@ sc_time DmaEngine::execute(const Request& request) {
                                                          : tlm::TLM_WRITE_COMMAND);
   trans.set_streaming_width(static_cast<unsigned int>(burst_bytes_));
   trans.set_byte_enable_ptr(nullptr);
+  if (whole_) {
+    // The first burst leaves at the start, as it does burst by burst; the others are
+    // reserved now, each with its own leaving time as the annotated delay.
+    if (start > sc_core::sc_time_stamp()) sc_core::wait(start - sc_core::sc_time_stamp());
+    timing->claim.owner = next_claim_owner();
+  }
 
   for (std::uint64_t offset = 0; offset < request.bytes; offset += burst_bytes_) {
     const std::uint64_t length = std::min(burst_bytes_, request.bytes - offset);
     // Bursts leave at the queue's rate, timed from the start so rounding never accumulates.
     const sc_time issue = start + ps(std::floor(offset / rate));
     const sc_time issued_by = start + ps(std::floor((offset + length) / rate));
-    if (issue > sc_core::sc_time_stamp()) sc_core::wait(issue - sc_core::sc_time_stamp());
+    if (!whole_ && issue > sc_core::sc_time_stamp())
+      sc_core::wait(issue - sc_core::sc_time_stamp());
     trans.set_address(request.gm_address + offset);
     trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset + offset);
     trans.set_data_length(static_cast<unsigned int>(length));
     trans.set_streaming_width(static_cast<unsigned int>(length));
     trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    timing->reset(sc_core::SC_ZERO_TIME);
-    sc_time delay = sc_core::SC_ZERO_TIME;
+    // Offsets from now: zero burst by burst, the burst's leaving time when timed whole.
+    sc_time delay = issue - sc_core::sc_time_stamp();
+    timing->reset(delay);
+    timing->claim.at = issue;
     to_noc->b_transport(trans, delay);
     if (!trans.is_response_ok()) {
       SC_REPORT_ERROR(
           name(), ("DMA burst failed at address 0x" + std::to_string(trans.get_address())).c_str());
+      return finish;
+    }
+    if (timing->claim.conflict) {
+      conflicted_ = true;
+      if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
+        sc_core::sc_stop();
       return finish;
     }
     finish = std::max(

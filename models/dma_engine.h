@@ -4,6 +4,11 @@
 // transaction through the interconnect. The transfer completes when its last burst has
 // passed every resource on the path plus the path's latency. A queue is pipelined: it takes
 // its next transfer once the last burst has left, without waiting for the data to land.
+// When nothing observes the bursts, a transfer can be timed whole: every burst reserves its
+// resources at once, each as of the time it would have left, with the same arithmetic, and
+// the queue sleeps once. That gives the burst-by-burst answer as long as no other transfer
+// asks for the same resources within the span of its bursts; one that does is a conflict,
+// which stops the simulation (the run is then redone burst by burst).
 #pragma once
 
 #include <cstdint>
@@ -53,11 +58,18 @@ class DmaEngine : public sc_core::sc_module {
 
   void attach_trace(TraceSink* sink, const std::string& scope);
 
+  // Times every transfer as one step (see above); set before the simulation starts.
+  void time_transfers_whole(bool on) { whole_ = on; }
+  // A transfer timed whole met another on a shared resource: the run's times are not exact.
+  bool conflicted() const { return conflicted_; }
+
  private:
   void end_of_elaboration() override;
   void queue_thread(int queue);
   // Issues the transfer's bursts; returns the time its data has landed.
   sc_core::sc_time execute(const Request& request);
+  // A transfer timed whole is one claimant for the resources on its way.
+  static std::uint64_t next_claim_owner();
 
   Clock clock_;
   int device_;
@@ -69,6 +81,8 @@ class DmaEngine : public sc_core::sc_module {
   std::uint64_t full_rate_alignment_;
   double misaligned_factor_;
   std::uint8_t* ub_ = nullptr;
+  bool whole_ = false;
+  bool conflicted_ = false;
 
   struct Pending {
     std::uint64_t ticket;

@@ -138,7 +138,9 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
   }
 
   const sc_time now = sc_core::sc_time_stamp();
-  const auto slot = port_.reserve(now + delay, length);
+  auto* timing = trans.get_extension<BurstTiming>();
+  const auto slot =
+      port_.reserve(now + delay, length, timing != nullptr ? &timing->claim : nullptr);
   const bool is_read = trans.is_read();
   if (!timing_only) {
     if (is_read) {
@@ -156,7 +158,7 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     }
   }
   const sc_time& latency = is_read ? read_latency_ : write_latency_;
-  if (auto* timing = trans.get_extension<BurstTiming>()) {
+  if (timing != nullptr) {
     timing->add_hop(slot.end - now, latency);
     delay = timing->tail + timing->latency;
   } else {

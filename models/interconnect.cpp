@@ -128,8 +128,9 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   const std::uint64_t bytes = trans.get_data_length();
   sc_time head = now + delay;
   sc_time tail;
+  Claim* claim = timing != nullptr ? &timing->claim : nullptr;
   if (forwarding_ == Forwarding::StoreAndForward) {
-    for (BandwidthResource* link : p.links) head = tail = link->reserve(head, bytes).end;
+    for (BandwidthResource* link : p.links) head = tail = link->reserve(head, bytes, claim).end;
     head = now + delay;
   } else {
     sc_time span = sc_core::SC_ZERO_TIME;
@@ -137,7 +138,7 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
       head = std::max(head, link->free_at());
       span = std::max(span, link->duration(bytes));
     }
-    for (BandwidthResource* link : p.links) tail = link->reserve_span(head, span, bytes).end;
+    for (BandwidthResource* link : p.links) tail = link->reserve_span(head, span, bytes, claim).end;
   }
   if (timing != nullptr) timing->add_hop(tail - now, p.latency);
   // A read's bytes leave the target's memory when the request arrives, before they queue for

@@ -46,6 +46,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     noc_.connect_initiator(device.dma->to_noc, d);
     noc_.connect_initiator(device.core->to_noc, d);
     device.core->record_schedule(options.record_schedule);
+    device.dma->time_transfers_whole(options.whole_transfers);
     device.core->inject_faults(options.faults);
     // Signals first: their cells are kept apart from the bytes, always, even when payloads
     // are not.
@@ -155,6 +156,12 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   Outcome outcome;
   // Stop where activity ends, so a deadlock is reported at the time it happened.
   sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+  for (const int d : rank_devices_) {
+    if (devices_[d]->dma->conflicted()) {
+      outcome.whole_transfers_conflicted = true;
+      return outcome;
+    }
+  }
   for (int r = 0; r < ranks(); ++r) {
     if (!core(r).failure().empty()) {
       outcome.failure = core(r).failure();

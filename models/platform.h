@@ -25,7 +25,8 @@ class Platform : public sc_core::sc_module {
     bool timing_only = false;      // move no payload bytes (no golden check possible)
     bool record_schedule = false;  // keep every rank's executed operations
     TraceSink* trace = nullptr;
-    Faults faults;  // injected on purpose (see models/fault.h)
+    bool whole_transfers = false;  // time each DMA transfer as one step (see DmaEngine)
+    Faults faults;                 // injected on purpose (see models/fault.h)
   };
   // `rank_devices[r]` is the device rank r runs on.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config,
@@ -37,6 +38,9 @@ class Platform : public sc_core::sc_module {
     std::string failure;     // a rank stopped on an error (for example a UB overflow)
     std::string deadlock;    // ranks blocked with nothing left to wake them
     std::string timeout;     // the simulated-time limit was reached first
+    // Transfers timed whole met on a shared resource: the run stopped, its times are not
+    // exact; redo it burst by burst.
+    bool whole_transfers_conflicted = false;
   };
   Outcome run(const sc_core::sc_time& limit);
 

@@ -18,6 +18,8 @@ const char* to_string(Forwarding forwarding) {
   return forwarding == Forwarding::CutThrough ? "cut_through" : "store_and_forward";
 }
 
-int PlatformConfig::server_of(int) const { return 0; }
+int PlatformConfig::server_of(int) const {
+  return 0;
+}
 
 }  // namespace ars

@@ -7,6 +7,7 @@
 #include <tlm>
 
 #include "kernels/api.h"
+#include "models/bandwidth_resource.h"
 
 namespace ars {
 
@@ -26,6 +27,7 @@ inline int address_device(std::uint64_t address) {
 struct BurstTiming : tlm::tlm_extension<BurstTiming> {
   sc_core::sc_time tail;
   sc_core::sc_time latency;
+  Claim claim;  // what the resources on the way check, for a transfer timed whole
 
   void reset(const sc_core::sc_time& head) {
     tail = head;

@@ -62,7 +62,7 @@ void print_report(std::ostream& out, const RunResult& result) {
   out << std::setprecision(3) << "simulation: " << result.simulated_operations << " operations in "
       << result.wall_seconds << " s wall (" << std::setprecision(0)
       << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
-      << " operations/s)\n";
+      << " operations/s" << (result.whole_transfers ? ", transfers timed whole" : "") << ")\n";
   out << std::setprecision(6) << std::defaultfloat;
   if (!result.completed) {
     out << result.failure << "\nFAILED\n";

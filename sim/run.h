@@ -24,6 +24,9 @@ struct RunRequest {
   std::string vcd_path;                     // empty: no waveform
   bool record_schedule = false;
   bool timing_only = false;  // no payload bytes, no golden check
+  // Issue every 512 B burst of a DMA transfer in its own time even where nothing observes
+  // them; by default a transfer is timed as one step with the same results.
+  bool detailed_bursts = false;
   double max_sim_time_ns = 1e10;
   std::uint64_t memory_limit_bytes = 0;  // refuse a larger run; 0: 80 % of physical memory
   Faults faults;                         // injected on purpose, to provoke failures
@@ -54,6 +57,7 @@ struct RunResult {
   double device_time_ns = 0;               // latest finish minus earliest start
   std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations
   double wall_seconds = 0;
+  bool whole_transfers = false;  // DMA transfers were timed as one step each
   double rtol = 0;
   double atol = 0;
 };
