@@ -10,6 +10,14 @@ namespace ars {
 
 using sc_core::sc_time;
 
+namespace {
+
+// A queue's thread only walks a transfer's bursts through the interconnect and memory: a
+// small stack keeps thousands of them close together in memory.
+constexpr std::size_t kQueueStackBytes = 64 * 1024;
+
+}  // namespace
+
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device)
     : sc_module(name),
       to_noc("to_noc"),
@@ -25,7 +33,10 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
       misaligned_factor_(config.dma_misaligned_rate_factor),
       busy_vars_(config.dma_queues, -1) {
   for (int q = 0; q < config.dma_queues; ++q) {
-    sc_core::sc_spawn([this, q] { queue_thread(q); }, ("queue" + std::to_string(q)).c_str());
+    sc_core::sc_spawn_options spawn;
+    spawn.set_stack_size(kQueueStackBytes);
+    sc_core::sc_spawn([this, q] { queue_thread(q); }, ("queue" + std::to_string(q)).c_str(),
+                      &spawn);
   }
 }
 

@@ -47,6 +47,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     noc_.connect_initiator(device.core->to_noc, d);
     device.core->record_schedule(options.record_schedule);
     device.dma->time_transfers_whole(options.whole_transfers);
+    device.core->report_progress(options.progress);
     device.core->inject_faults(options.faults);
     // Signals first: their cells are kept apart from the bytes, always, even when payloads
     // are not.

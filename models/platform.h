@@ -15,6 +15,7 @@
 #include "models/interconnect.h"
 #include "models/memory_map.h"
 #include "models/platform_config.h"
+#include "models/run_progress.h"
 #include "models/trace_sink.h"
 
 namespace ars {
@@ -25,8 +26,9 @@ class Platform : public sc_core::sc_module {
     bool timing_only = false;      // move no payload bytes (no golden check possible)
     bool record_schedule = false;  // keep every rank's executed operations
     TraceSink* trace = nullptr;
-    bool whole_transfers = false;  // time each DMA transfer as one step (see DmaEngine)
-    Faults faults;                 // injected on purpose (see models/fault.h)
+    bool whole_transfers = false;     // time each DMA transfer as one step (see DmaEngine)
+    RunProgress* progress = nullptr;  // where the ranks publish how far they have come
+    Faults faults;                    // injected on purpose (see models/fault.h)
   };
   // `rank_devices[r]` is the device rank r runs on.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config,

@@ -74,6 +74,10 @@ void VectorCore::run() {
   }
   stats_.finish_ps = sc_time_stamp().value();
   stats_.finished = true;
+  if (progress_ != nullptr) {
+    progress_->reached(stats_.finish_ps);
+    progress_->finished_ranks.fetch_add(1, std::memory_order_relaxed);
+  }
   if (sink_ != nullptr) sink_->record_text(phase_var_, stats_.finish_ps, "done");
 }
 
@@ -87,6 +91,7 @@ void VectorCore::begin_round(const char* phase) {
   next.round = static_cast<int>(stats_.rounds.size());
   next.phase = phase;
   next.start_ps = sc_time_stamp().value();
+  if (progress_ != nullptr) progress_->reached(next.start_ps);
   stats_.rounds.push_back(next);
   log("round index=" + std::to_string(next.round) + " phase=" + next.phase);
   if (sink_ != nullptr) {
@@ -270,6 +275,7 @@ Transfer VectorCore::remote_store_async(const Tile& src, const Tensor& window, i
 void VectorCore::sync(const Transfer& transfer) {
   const sc_time begin = sc_time_stamp();
   dma_.wait_done(transfer.id);
+  if (progress_ != nullptr) progress_->reached(sc_time_stamp().value());
   round().transfer_ps += (sc_time_stamp() - begin).value();
 }
 

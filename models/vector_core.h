@@ -21,6 +21,7 @@
 #include "models/memory_map.h"
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
+#include "models/run_progress.h"
 #include "models/trace_sink.h"
 #include "models/unified_buffer.h"
 
@@ -49,6 +50,8 @@ class VectorCore : public sc_core::sc_module, public Rank {
   const std::string& failure() const { return failure_; }
   const std::vector<std::string>& schedule() const { return schedule_; }
   void record_schedule(bool on) { record_schedule_ = on; }
+  // Publishes how far this rank has come (nullptr: nowhere).
+  void report_progress(RunProgress* progress) { progress_ = progress; }
   // Keeps the faults aimed at this rank; the others are ignored.
   void inject_faults(const Faults& faults);
   bool stalled() const { return find_fault(Fault::Kind::Stall, 0) != nullptr; }
@@ -125,6 +128,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   bool record_schedule_ = false;
   std::vector<std::string> schedule_;
   Faults faults_;
+  RunProgress* progress_ = nullptr;
   TraceSink* sink_ = nullptr;
   int phase_var_ = -1;
   int round_var_ = -1;

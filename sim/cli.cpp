@@ -211,6 +211,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     request.vcd_path = vm["vcd"].as<std::string>();
   }
   request.record_schedule = !command.schedule_path.empty();
+  request.progress = ::isatty(STDERR_FILENO) == 1;
   return command;
 }
 

@@ -7,11 +7,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "kernels/elementwise.h"
 #include "kernels/registry.h"
@@ -128,6 +131,55 @@ class Standby {
   bool taking_over_ = false;
 };
 
+// The progress line of a long run: from 2 s of wall time on, twice a second, simulated time,
+// ranks finished and wall time, rewritten in place with '\r'; erased when the run ends.
+class ProgressLine {
+ public:
+  ProgressLine(const RunProgress& progress, int ranks) : progress_(progress), ranks_(ranks) {
+    thread_ = std::thread([this] { draw(); });
+  }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+    if (width_ > 0) std::fprintf(stderr, "\r%*s\r", width_, "");
+  }
+
+ private:
+  void draw() {
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (auto next = start + std::chrono::seconds(2);
+         !wake_.wait_until(lock, next, [this] { return done_; });
+         next += std::chrono::milliseconds(500)) {
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double simulated_us =
+          static_cast<double>(progress_.simulated_ps.load(std::memory_order_relaxed)) / 1e6;
+      const int finished = progress_.finished_ranks.load(std::memory_order_relaxed);
+      width_ = std::max(width_, std::fprintf(stderr,
+                                             "\rallreduce-sim: simulated %.3f us, %d/%d ranks "
+                                             "finished, %.1f s wall",
+                                             simulated_us, finished, ranks_, wall) -
+                                    1);
+      std::fflush(stderr);
+    }
+  }
+
+  const RunProgress& progress_;
+  int ranks_;
+  int width_ = 0;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 double input_value(const Problem& problem, int rank, std::uint64_t index) {
@@ -157,12 +209,14 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   std::unique_ptr<VcdWriter> vcd;
   if (!request.vcd_path.empty()) vcd = std::make_unique<VcdWriter>(request.vcd_path);
 
+  RunProgress progress;
   Platform::Options options;
   options.timing_only = request.timing_only;
   options.faults = request.faults;
   options.record_schedule = request.record_schedule;
   options.trace = vcd.get();
   options.whole_transfers = whole_transfers;
+  options.progress = &progress;
   Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
                     options);
 
@@ -178,7 +232,12 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   }
 
   const auto wall_start = std::chrono::steady_clock::now();
-  const Platform::Outcome outcome = platform.run(ns(request.max_sim_time_ns));
+  Platform::Outcome outcome;
+  {
+    std::optional<ProgressLine> line;
+    if (request.progress) line.emplace(progress, problem.ranks);
+    outcome = platform.run(ns(request.max_sim_time_ns));
+  }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (vcd) vcd->close();

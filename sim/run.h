@@ -28,6 +28,9 @@ struct RunRequest {
   // them; by default a transfer is timed as one step with the same results.
   bool detailed_bursts = false;
   double max_sim_time_ns = 1e10;
+  // A run lasting over 2 s wall draws a progress line on stderr, rewritten in place: for a
+  // terminal only (the command line sets it when stderr is one).
+  bool progress = false;
   std::uint64_t memory_limit_bytes = 0;  // refuse a larger run; 0: 80 % of physical memory
   Faults faults;                         // injected on purpose, to provoke failures
 };
