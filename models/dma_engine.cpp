@@ -31,6 +31,8 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
       burst_bytes_(config.dma_burst_bytes),
       full_rate_alignment_(config.dma_full_rate_alignment),
       misaligned_factor_(config.dma_misaligned_rate_factor),
+      busy_until_(config.dma_queues),
+      running_(config.dma_queues, 0),
       busy_vars_(config.dma_queues, -1) {
   for (int q = 0; q < config.dma_queues; ++q) {
     sc_core::sc_spawn_options spawn;
@@ -51,6 +53,19 @@ std::uint64_t DmaEngine::submit(const Request& request) {
   const std::uint64_t ticket = issued_.size();
   issued_.push_back(0);
   finish_.push_back(sc_core::SC_ZERO_TIME);
+  left_.push_back(sc_core::SC_ZERO_TIME);
+  // Timed whole, a transfer that an idle queue would start this instant is reserved here and
+  // now, by the calling thread: the queue's thread would do the same, a few events later.
+  const sc_time now = sc_core::sc_time_stamp();
+  if (whole_ && setup_ == sc_core::SC_ZERO_TIME && pending_.empty()) {
+    for (std::size_t q = 0; q < busy_until_.size(); ++q) {
+      if (running_[q] || busy_until_[q] > now) continue;
+      finish_[ticket] = execute(request, false);
+      left_[ticket] = busy_until_[q] = last_left_;
+      issued_[ticket] = 1;
+      return ticket;
+    }
+  }
   pending_.push_back({ticket, request});
   work_.notify(sc_core::SC_ZERO_TIME);
   return ticket;
@@ -67,11 +82,21 @@ double DmaEngine::rate_bytes_per_ps(const Request& request) const {
 
 void DmaEngine::queue_thread(int queue) {
   for (;;) {
-    while (pending_.empty()) sc_core::wait(work_);
+    // A queue holding a transfer reserved by submit() takes the next one when that has left.
+    while (pending_.empty() || busy_until_[queue] > sc_core::sc_time_stamp()) {
+      if (busy_until_[queue] > sc_core::sc_time_stamp()) {
+        sc_core::wait(busy_until_[queue] - sc_core::sc_time_stamp(), work_);
+      } else {
+        sc_core::wait(work_);
+      }
+    }
     const Pending job = pending_.front();
     pending_.pop_front();
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), 1);
-    finish_[job.ticket] = execute(job.request);
+    running_[queue] = 1;
+    finish_[job.ticket] = execute(job.request, true);
+    running_[queue] = 0;
+    left_[job.ticket] = sc_core::sc_time_stamp();
     issued_[job.ticket] = 1;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), -1);
     scheduled_.notify(sc_core::SC_ZERO_TIME);
@@ -86,6 +111,8 @@ void DmaEngine::wait_done(std::uint64_t ticket) {
 
 void DmaEngine::wait_left(std::uint64_t ticket) {
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
+  const sc_time left = left_[ticket];
+  if (left > sc_core::sc_time_stamp()) sc_core::wait(left - sc_core::sc_time_stamp());
 }
 
 bool DmaEngine::done(std::uint64_t ticket) const {
@@ -97,7 +124,7 @@ std::uint64_t DmaEngine::next_claim_owner() {
   return ++owner;
 }
 
-sc_time DmaEngine::execute(const Request& request) {
+sc_time DmaEngine::execute(const Request& request, bool queue_thread) {
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = sc_core::sc_time_stamp() + setup_;
   sc_time finish = start;
@@ -154,9 +181,11 @@ sc_time DmaEngine::execute(const Request& request) {
     finish = std::max(
         finish, std::max(issued_by, sc_core::sc_time_stamp() + timing->tail) + timing->latency);
   }
-  // The queue is free once its last burst has left at the queue's rate.
-  const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
-  if (issued_all > sc_core::sc_time_stamp()) sc_core::wait(issued_all - sc_core::sc_time_stamp());
+  // The queue is free once its last burst has left at the queue's rate; a transfer reserved
+  // by submit() leaves its queue to tell the time (last_left_) instead of waiting for it.
+  last_left_ = start + ps(std::floor(request.bytes / rate));
+  if (queue_thread && last_left_ > sc_core::sc_time_stamp())
+    sc_core::wait(last_left_ - sc_core::sc_time_stamp());
   return finish;
 }
 

@@ -66,8 +66,10 @@ class DmaEngine : public sc_core::sc_module {
  private:
   void end_of_elaboration() override;
   void queue_thread(int queue);
-  // Issues the transfer's bursts; returns the time its data has landed.
-  sc_core::sc_time execute(const Request& request);
+  // Issues the transfer's bursts; returns the time its data has landed. A queue's thread
+  // waits until the last burst has left; submit() (a transfer timed whole, starting now)
+  // only learns the time, in last_left_.
+  sc_core::sc_time execute(const Request& request, bool queue_thread);
   // A transfer timed whole is one claimant for the resources on its way.
   static std::uint64_t next_claim_owner();
 
@@ -92,7 +94,13 @@ class DmaEngine : public sc_core::sc_module {
   sc_core::sc_event work_;
   sc_core::sc_event scheduled_;           // a transfer's completion time became known
   std::vector<sc_core::sc_time> finish_;  // per ticket; SC_ZERO_TIME until issued
-  std::vector<char> issued_;
+  std::vector<sc_core::sc_time> left_;    // per ticket: when its last burst left the queue
+  std::vector<char> issued_;              // per ticket: finish_ and left_ are known
+  // Per queue: free from this time on (a transfer reserved by submit()), and whether its
+  // thread is executing a transfer now.
+  std::vector<sc_core::sc_time> busy_until_;
+  std::vector<char> running_;
+  sc_core::sc_time last_left_;  // when the last transfer executed leaves its queue
   TraceSink* sink_ = nullptr;
   std::vector<int> busy_vars_;
 };
