@@ -23,8 +23,14 @@ struct Topology {
 
 // Every topology, with devices spread so that paths have several hops where they can.
 const Topology kTopologies[] = {
-    {"a2a3", "0,1,2,3"},  {"a2a3-910b2", "0,2,5,7"}, {"ring8", "0,1,2,3"},
-    {"ring8", "0,3,4,6"}, {"switch16", "0,5,10,15"},
+    {"a2a3", "0,1,2,3"},
+    {"a2a3-910b2", "0,2,5,7"},
+    {"ring8", "0,1,2,3"},
+    {"ring8", "0,3,4,6"},
+    {"switch16", "0,5,10,15"},
+    {"a2a3-cluster", "0,1,8,9"},
+    {"a2a3-cluster", "0,17,40,127"},
+    {"a3-superpod", "0,1,16,200"},
 };
 
 std::string mode_of(const std::string& kernel) {
