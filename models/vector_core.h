@@ -49,6 +49,9 @@ class VectorCore : public sc_core::sc_module, public Rank {
   const BlockedWait& blocked() const { return blocked_; }
   const std::string& failure() const { return failure_; }
   const std::vector<std::string>& schedule() const { return schedule_; }
+  // Hands the records over once the simulation has ended, leaving the core's empty.
+  RankStats release_stats() { return std::move(stats_); }
+  std::vector<std::string> release_schedule() { return std::move(schedule_); }
   void record_schedule(bool on) { record_schedule_ = on; }
   // Publishes how far this rank has come (nullptr: nowhere).
   void report_progress(RunProgress* progress) { progress_ = progress; }

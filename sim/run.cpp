@@ -11,10 +11,12 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "kernels/elementwise.h"
 #include "kernels/registry.h"
@@ -241,13 +243,16 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   std::uint64_t first_start = UINT64_MAX;
   std::uint64_t last_finish = 0;
   for (int r = 0; r < problem.ranks; ++r) {
-    const VectorCore& core = platform.core(r);
-    result.ranks.push_back(core.stats());
+    VectorCore& core = platform.core(r);
+    // Moved, not copied: at thousands of ranks the per-round records are most of the memory.
+    result.ranks.push_back(core.release_stats());
     const RankStats& s = result.ranks.back();
     first_start = std::min(first_start, s.start_ps);
     last_finish = std::max(last_finish, s.finish_ps);
     result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
-    result.schedule.insert(result.schedule.end(), core.schedule().begin(), core.schedule().end());
+    std::vector<std::string> schedule = core.release_schedule();
+    result.schedule.insert(result.schedule.end(), std::make_move_iterator(schedule.begin()),
+                           std::make_move_iterator(schedule.end()));
   }
   const std::uint64_t burst = request.platform.dma_burst_bytes;
   for (const RankStats& s : result.ranks) {
