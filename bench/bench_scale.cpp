@@ -23,10 +23,7 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
-
 extern char** environ;
-
 namespace ars {
 namespace {
 
@@ -114,11 +111,3 @@ BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("ring8"))
 
 }  // namespace
 }  // namespace ars
-
-int sc_main(int argc, char* argv[]) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
