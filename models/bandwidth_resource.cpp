@@ -16,23 +16,32 @@ sc_time BandwidthResource::duration(std::uint64_t bytes) const {
   return ps(static_cast<double>(bytes) / bytes_per_ps_);
 }
 
+void BandwidthResource::describe(int id, std::string place, const char* key) {
+  id_ = id;
+  place_ = std::move(place);
+  key_ = key;
+}
+
 BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest, std::uint64_t bytes,
-                                                       Claim* claim) {
-  return reserve_span(earliest, duration(bytes), bytes, claim);
+                                                       std::uint64_t flow, Claim* claim) {
+  return reserve_span(earliest, duration(bytes), bytes, flow, claim);
 }
 
 BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earliest,
                                                             const sc_time& span,
-                                                            std::uint64_t bytes, Claim* claim) {
-  if (claim != nullptr && claim->owner != 0) {
+                                                            std::uint64_t bytes, std::uint64_t flow,
+                                                            Claim* claim) {
+  if (claim != nullptr && claim->checked) {
     // Another transfer still to ask here at or after this time: the order of the two
     // transfers' bursts would not be the order of their times (a tie is no order either).
-    if (claim_owner_ != 0 && claim_owner_ != claim->owner && claim->at <= claimed_until_)
+    if (claim_flow_ != 0 && claim_flow_ != flow && claim->at <= claimed_until_)
       claim->conflict = true;
-    claim_owner_ = claim->owner;
+    claim_flow_ = flow;
     claimed_until_ = claim->at;
   }
   const sc_time start = std::max(earliest, free_at_);
+  const bool behind_other_flow = start > earliest && last_flow_ != flow;
+  last_flow_ = flow;
   const sc_time end = start + span;
   if (sink_ != nullptr) {
     if (!period_open_ || start > free_at_) {
@@ -45,7 +54,7 @@ BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earli
   }
   free_at_ = end;
   bytes_moved_ += bytes;
-  return {start, end};
+  return {start, end, behind_other_flow};
 }
 
 void BandwidthResource::attach_trace(TraceSink* sink, const std::string& scope) {

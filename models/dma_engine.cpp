@@ -52,16 +52,21 @@ void DmaEngine::end_of_elaboration() {
 std::uint64_t DmaEngine::submit(const Request& request) {
   const std::uint64_t ticket = issued_.size();
   issued_.push_back(0);
-  finish_.push_back(sc_core::SC_ZERO_TIME);
-  left_.push_back(sc_core::SC_ZERO_TIME);
+  TransferRecord record;
+  record.bytes = request.bytes;
+  record.submit_ps = sc_core::sc_time_stamp().value();
+  record.misaligned = (request.gm_address & kLocalMask) % full_rate_alignment_ != 0;
+  records_.push_back(record);
   // Timed whole, a transfer that an idle queue would start this instant is reserved here and
   // now, by the calling thread: the queue's thread would do the same, a few events later.
   const sc_time now = sc_core::sc_time_stamp();
   if (whole_ && setup_ == sc_core::SC_ZERO_TIME && pending_.empty()) {
     for (std::size_t q = 0; q < busy_until_.size(); ++q) {
       if (running_[q] || busy_until_[q] > now) continue;
-      finish_[ticket] = execute(request, false);
-      left_[ticket] = busy_until_[q] = last_left_;
+      records_[ticket].queue = static_cast<int>(q);
+      records_[ticket].start_ps = now.value();
+      execute(request, ticket, false);
+      busy_until_[q] = sc_time::from_value(records_[ticket].left_ps);
       issued_[ticket] = 1;
       return ticket;
     }
@@ -93,10 +98,12 @@ void DmaEngine::queue_thread(int queue) {
     const Pending job = pending_.front();
     pending_.pop_front();
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), 1);
+    // Records are looked up by ticket after every wait: submits may grow the vector meanwhile.
+    records_[job.ticket].queue = queue;
+    records_[job.ticket].start_ps = sc_core::sc_time_stamp().value();
     running_[queue] = 1;
-    finish_[job.ticket] = execute(job.request, true);
+    execute(job.request, job.ticket, true);
     running_[queue] = 0;
-    left_[job.ticket] = sc_core::sc_time_stamp();
     issued_[job.ticket] = 1;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), -1);
     scheduled_.notify(sc_core::SC_ZERO_TIME);
@@ -105,33 +112,34 @@ void DmaEngine::queue_thread(int queue) {
 
 void DmaEngine::wait_done(std::uint64_t ticket) {
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
-  const sc_time finish = finish_[ticket];
+  const sc_time finish = sc_time::from_value(records_[ticket].finish_ps);
   if (finish > sc_core::sc_time_stamp()) sc_core::wait(finish - sc_core::sc_time_stamp());
 }
 
 void DmaEngine::wait_left(std::uint64_t ticket) {
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
-  const sc_time left = left_[ticket];
+  const sc_time left = sc_time::from_value(records_[ticket].left_ps);
   if (left > sc_core::sc_time_stamp()) sc_core::wait(left - sc_core::sc_time_stamp());
 }
 
 bool DmaEngine::done(std::uint64_t ticket) const {
-  return issued_.at(ticket) != 0 && finish_[ticket] <= sc_core::sc_time_stamp();
+  return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= sc_core::sc_time_stamp().value();
 }
 
-std::uint64_t DmaEngine::next_claim_owner() {
-  static std::uint64_t owner = 0;
-  return ++owner;
-}
-
-sc_time DmaEngine::execute(const Request& request, bool queue_thread) {
+void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue_thread) {
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = sc_core::sc_time_stamp() + setup_;
   sc_time finish = start;
+  // The burst that lands last names what bound the transfer: its queue's rate when it landed
+  // as soon as it was issued, else the resource that held it longest.
+  TransferLimit limit;
+  sc_time held = sc_core::SC_ZERO_TIME;
+  sc_time latency = sc_core::SC_ZERO_TIME;
 
   // The payload owns its extensions and frees them when it goes out of scope.
   tlm::tlm_generic_payload trans;
   auto* timing = new BurstTiming;
+  timing->flow = (static_cast<std::uint64_t>(device_) << 32) + ticket + 1;
   trans.set_extension(timing);
   if (request.atomic_add) {
     auto* atomic = new AtomicWrite;
@@ -147,7 +155,7 @@ sc_time DmaEngine::execute(const Request& request, bool queue_thread) {
     // The first burst leaves at the start, as it does burst by burst; the others are
     // reserved now, each with its own leaving time as the annotated delay.
     if (start > sc_core::sc_time_stamp()) sc_core::wait(start - sc_core::sc_time_stamp());
-    timing->claim.owner = next_claim_owner();
+    timing->claim.checked = true;
   }
 
   for (std::uint64_t offset = 0; offset < request.bytes; offset += burst_bytes_) {
@@ -170,23 +178,37 @@ sc_time DmaEngine::execute(const Request& request, bool queue_thread) {
     if (!trans.is_response_ok()) {
       SC_REPORT_ERROR(
           name(), ("DMA burst failed at address 0x" + std::to_string(trans.get_address())).c_str());
-      return finish;
+      records_[ticket].finish_ps = finish.value();
+      return;
     }
     if (timing->claim.conflict) {
       conflicted_ = true;
       if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
         sc_core::sc_stop();
-      return finish;
+      records_[ticket].finish_ps = finish.value();
+      return;
     }
-    finish = std::max(
-        finish, std::max(issued_by, sc_core::sc_time_stamp() + timing->tail) + timing->latency);
+    const sc_time passed = sc_core::sc_time_stamp() + timing->tail;
+    const sc_time landed = std::max(issued_by, passed) + timing->latency;
+    if (landed >= finish) {
+      finish = landed;
+      limit = passed > issued_by ? timing->limit : TransferLimit{};
+      held = passed > issued_by ? passed - issued_by : sc_core::SC_ZERO_TIME;
+      latency = timing->latency;
+    }
   }
+  TransferRecord& record = records_[ticket];
+  record.finish_ps = finish.value();
+  record.setup_ps = setup_.value();
+  record.held_ps = held.value();
+  record.latency_ps = latency.value();
+  record.limit = limit;
   // The queue is free once its last burst has left at the queue's rate; a transfer reserved
-  // by submit() leaves its queue to tell the time (last_left_) instead of waiting for it.
-  last_left_ = start + ps(std::floor(request.bytes / rate));
-  if (queue_thread && last_left_ > sc_core::sc_time_stamp())
-    sc_core::wait(last_left_ - sc_core::sc_time_stamp());
-  return finish;
+  // by submit() only records the time instead of waiting for it.
+  const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
+  record.left_ps = issued_all.value();
+  if (queue_thread && issued_all > sc_core::sc_time_stamp())
+    sc_core::wait(issued_all - sc_core::sc_time_stamp());
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

@@ -23,6 +23,7 @@
 #include "kernels/api.h"
 #include "models/clock.h"
 #include "models/platform_config.h"
+#include "models/rank_stats.h"
 #include "models/trace_sink.h"
 
 namespace ars {
@@ -45,6 +46,12 @@ class DmaEngine : public sc_core::sc_module {
   };
   // Queues a transfer and returns its ticket; the transfer starts when a queue is free.
   std::uint64_t submit(const Request& request);
+  // Every transfer's record, by ticket: the engine fills in when and how it ran, the
+  // submitter what it was for.
+  TransferRecord& record(std::uint64_t ticket) { return records_[ticket]; }
+  const std::vector<TransferRecord>& records() const { return records_; }
+  // Hands the records over once the simulation has ended, leaving the engine's empty.
+  std::vector<TransferRecord> release_records() { return std::move(records_); }
   // Blocks the calling thread until the transfer has completed.
   void wait_done(std::uint64_t ticket);
   // Blocks until the transfer's last burst has left its queue: its UB bytes have been read.
@@ -66,12 +73,10 @@ class DmaEngine : public sc_core::sc_module {
  private:
   void end_of_elaboration() override;
   void queue_thread(int queue);
-  // Issues the transfer's bursts; returns the time its data has landed. A queue's thread
-  // waits until the last burst has left; submit() (a transfer timed whole, starting now)
-  // only learns the time, in last_left_.
-  sc_core::sc_time execute(const Request& request, bool queue_thread);
-  // A transfer timed whole is one claimant for the resources on its way.
-  static std::uint64_t next_claim_owner();
+  // Issues the transfer's bursts; fills in when its data has landed and what bound it. A
+  // queue's thread waits until the last burst has left; submit() (a transfer timed whole,
+  // starting now) only records the time.
+  void execute(const Request& request, std::uint64_t ticket, bool queue_thread);
 
   Clock clock_;
   int device_;
@@ -92,15 +97,13 @@ class DmaEngine : public sc_core::sc_module {
   };
   std::deque<Pending> pending_;
   sc_core::sc_event work_;
-  sc_core::sc_event scheduled_;           // a transfer's completion time became known
-  std::vector<sc_core::sc_time> finish_;  // per ticket; SC_ZERO_TIME until issued
-  std::vector<sc_core::sc_time> left_;    // per ticket: when its last burst left the queue
-  std::vector<char> issued_;              // per ticket: finish_ and left_ are known
+  sc_core::sc_event scheduled_;          // a transfer's completion time became known
+  std::vector<TransferRecord> records_;  // per ticket; finish_ps valid once issued
+  std::vector<char> issued_;
   // Per queue: free from this time on (a transfer reserved by submit()), and whether its
   // thread is executing a transfer now.
   std::vector<sc_core::sc_time> busy_until_;
   std::vector<char> running_;
-  sc_core::sc_time last_left_;  // when the last transfer executed leaves its queue
   TraceSink* sink_ = nullptr;
   std::vector<int> busy_vars_;
 };

@@ -53,6 +53,13 @@ class GlobalMemory : public sc_core::sc_module {
     sc_core::sc_time when;
   };
   const std::optional<MixedWrite>& mixed_write() const { return mixed_write_; }
+  // The notify that last changed a signal cell, and when it landed (nullptr: none has).
+  struct CellWrite {
+    int rank;
+    std::uint32_t notify;
+    std::uint64_t landed_ps;
+  };
+  const CellWrite* last_write(std::uint64_t address) const;
 
   // Functional access outside simulated time (inputs, results); false when out of range.
   bool read_bytes(std::uint64_t address, std::uint8_t* data, std::uint64_t bytes) const;
@@ -61,6 +68,7 @@ class GlobalMemory : public sc_core::sc_module {
   void trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,
                    std::uint64_t address, int rows, int cols);
   BandwidthResource& port() { return port_; }
+  const BandwidthResource& port() const { return port_; }
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -79,6 +87,7 @@ class GlobalMemory : public sc_core::sc_module {
     std::uint64_t address;
     std::int32_t value;
     AtomicWrite::Kind kind;
+    CellWrite source;
   };
 
   Clock clock_;
@@ -88,6 +97,7 @@ class GlobalMemory : public sc_core::sc_module {
   struct Cell {
     std::int32_t value = 0;
     AtomicWrite::Kind op = AtomicWrite::Kind::SignalAdd;  // the first op that wrote it
+    CellWrite last;                                       // the notify that last changed it
   };
   std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
   std::unordered_map<std::uint64_t, Cell> cells_;       // by address

@@ -24,6 +24,8 @@
 #include "models/fixed_hash.h"
 #include "models/platform.h"
 #include "sim/memory_guard.h"
+#include "sim/output_file.h"
+#include "sim/timeline_trace.h"
 #include "sim/vcd_writer.h"
 
 namespace ars {
@@ -200,13 +202,21 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
                                           sc_core::SC_DO_NOTHING);
   std::unique_ptr<VcdWriter> vcd;
   if (!request.vcd_path.empty()) vcd = std::make_unique<VcdWriter>(request.vcd_path);
+  std::unique_ptr<TimelineTrace> trace;
+  if (!request.trace_path.empty()) {
+    std::vector<std::string> signals;
+    for (const SignalSpec& signal : layout.signals) signals.push_back(signal.name);
+    trace = std::make_unique<TimelineTrace>(
+        request.trace_devices.empty() ? request.devices : request.trace_devices, signals);
+  }
+  TraceTee sinks({vcd.get(), trace.get()});
 
   RunProgress progress;
   Platform::Options options;
   options.timing_only = request.timing_only;
   options.faults = request.faults;
   options.record_schedule = request.record_schedule;
-  options.trace = vcd.get();
+  options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = whole_transfers;
   options.progress = &progress;
   Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
@@ -242,10 +252,14 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
 
   std::uint64_t first_start = UINT64_MAX;
   std::uint64_t last_finish = 0;
+  for (const BandwidthResource* resource : platform.resources())
+    result.resources.push_back({resource->place(), resource->key()});
   for (int r = 0; r < problem.ranks; ++r) {
     VectorCore& core = platform.core(r);
-    // Moved, not copied: at thousands of ranks the per-round records are most of the memory.
+    // Moved, not copied: at thousands of ranks the per-rank records are most of the memory.
     result.ranks.push_back(core.release_stats());
+    result.ranks.back().transfer_records =
+        platform.device(request.devices[static_cast<std::size_t>(r)]).dma->release_records();
     const RankStats& s = result.ranks.back();
     first_start = std::min(first_start, s.start_ps);
     last_finish = std::max(last_finish, s.finish_ps);
@@ -259,8 +273,11 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
     result.simulated_operations +=
         (s.remote_read_bytes + s.remote_write_bytes + s.local_bytes + burst - 1) / burst;
   }
-  if (result.completed)
-    result.device_time_ns = static_cast<double>(last_finish - first_start) / 1000.0;
+  if (result.completed) {
+    result.device_time_ps = last_finish - first_start;
+    result.device_time_ns = static_cast<double>(result.device_time_ps) / 1000.0;
+  }
+  if (trace) write_file(request.trace_path, trace->render(result));
 
   if (result.completed) check_signals_clear(platform, result);
   if (!result.completed || request.timing_only) return result;
@@ -322,9 +339,9 @@ RunResult run_allreduce(const RunRequest& request) {
   const Layout layout = kernel.layout(problem);
   check_memory(request, layout);
 
-  // A waveform observes every burst; otherwise transfers are timed whole, with a process
-  // standing by to redo the run burst by burst should they meet (SystemC runs once).
-  if (request.detailed_bursts || !request.vcd_path.empty())
+  // A waveform or a timeline observes every burst; otherwise transfers are timed whole, with a
+  // process standing by to redo the run burst by burst should they meet (SystemC runs once).
+  if (request.detailed_bursts || !request.vcd_path.empty() || !request.trace_path.empty())
     return *simulate(request, kernel, problem, layout, false);
   Standby standby;
   if (standby.taking_over()) return *simulate(request, kernel, problem, layout, false);
