@@ -99,11 +99,3 @@ BENCHMARK(SystemCWaitOneNs)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ars
-
-int sc_main(int argc, char* argv[]) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

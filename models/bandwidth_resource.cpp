@@ -23,14 +23,22 @@ void BandwidthResource::describe(int id, std::string place, const char* key) {
 }
 
 BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest, std::uint64_t bytes,
-                                                       std::uint64_t flow) {
-  return reserve_span(earliest, duration(bytes), bytes, flow);
+                                                       std::uint64_t flow, Claim* claim) {
+  return reserve_span(earliest, duration(bytes), bytes, flow, claim);
 }
 
 BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earliest,
                                                             const sc_time& span,
-                                                            std::uint64_t bytes,
-                                                            std::uint64_t flow) {
+                                                            std::uint64_t bytes, std::uint64_t flow,
+                                                            Claim* claim) {
+  if (claim != nullptr && claim->checked) {
+    // Another transfer still to ask here at or after this time: the order of the two
+    // transfers' bursts would not be the order of their times (a tie is no order either).
+    if (claim_flow_ != 0 && claim_flow_ != flow && claim->at <= claimed_until_)
+      claim->conflict = true;
+    claim_flow_ = flow;
+    claimed_until_ = claim->at;
+  }
   const sc_time start = std::max(earliest, free_at_);
   const bool behind_other_flow = start > earliest && last_flow_ != flow;
   last_flow_ = flow;

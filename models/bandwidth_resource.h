@@ -13,6 +13,16 @@
 
 namespace ars {
 
+// When a run times every DMA transfer as one step (DmaEngine), such a transfer reserves all
+// its bursts at once, each as of the time it would have asked. That gives the burst-by-burst
+// answer only while no other transfer (flow) asks for the same resource within its bursts'
+// span; a request that does is flagged as a conflict.
+struct Claim {
+  bool checked = false;  // the burst belongs to a transfer timed whole
+  sc_core::sc_time at;   // when the burst asks
+  bool conflict = false;
+};
+
 class BandwidthResource {
  public:
   BandwidthResource(std::string name, double bytes_per_ps);
@@ -24,10 +34,11 @@ class BandwidthResource {
   };
   // Occupies the resource for `bytes`, starting no earlier than `earliest` (absolute time).
   // `flow` identifies the transfer the bytes belong to (0: none).
-  Interval reserve(const sc_core::sc_time& earliest, std::uint64_t bytes, std::uint64_t flow = 0);
+  Interval reserve(const sc_core::sc_time& earliest, std::uint64_t bytes, std::uint64_t flow = 0,
+                   Claim* claim = nullptr);
   // Occupies it for a given span (several resources reserved together for one burst).
   Interval reserve_span(const sc_core::sc_time& earliest, const sc_core::sc_time& span,
-                        std::uint64_t bytes, std::uint64_t flow = 0);
+                        std::uint64_t bytes, std::uint64_t flow = 0, Claim* claim = nullptr);
   sc_core::sc_time duration(std::uint64_t bytes) const;
   const sc_core::sc_time& free_at() const { return free_at_; }
   double bytes_per_ps() const { return bytes_per_ps_; }
@@ -64,6 +75,8 @@ class BandwidthResource {
   TraceSink* sink_ = nullptr;
   int busy_var_ = -1;
   int in_flight_var_ = -1;
+  std::uint64_t claim_flow_ = 0;
+  sc_core::sc_time claimed_until_;
   sc_core::sc_time period_start_;
   bool period_open_ = false;
 };

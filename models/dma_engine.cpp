@@ -10,6 +10,14 @@ namespace ars {
 
 using sc_core::sc_time;
 
+namespace {
+
+// A queue's thread only walks a transfer's bursts through the interconnect and memory: a
+// small stack keeps thousands of them close together in memory.
+constexpr std::size_t kQueueStackBytes = 64 * 1024;
+
+}  // namespace
+
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device)
     : sc_module(name),
       to_noc("to_noc"),
@@ -23,9 +31,14 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
       burst_bytes_(config.dma_burst_bytes),
       full_rate_alignment_(config.dma_full_rate_alignment),
       misaligned_factor_(config.dma_misaligned_rate_factor),
+      busy_until_(config.dma_queues),
+      running_(config.dma_queues, 0),
       busy_vars_(config.dma_queues, -1) {
   for (int q = 0; q < config.dma_queues; ++q) {
-    sc_core::sc_spawn([this, q] { queue_thread(q); }, ("queue" + std::to_string(q)).c_str());
+    sc_core::sc_spawn_options spawn;
+    spawn.set_stack_size(kQueueStackBytes);
+    sc_core::sc_spawn([this, q] { queue_thread(q); }, ("queue" + std::to_string(q)).c_str(),
+                      &spawn);
   }
 }
 
@@ -44,6 +57,20 @@ std::uint64_t DmaEngine::submit(const Request& request) {
   record.submit_ps = sc_core::sc_time_stamp().value();
   record.misaligned = (request.gm_address & kLocalMask) % full_rate_alignment_ != 0;
   records_.push_back(record);
+  // Timed whole, a transfer that an idle queue would start this instant is reserved here and
+  // now, by the calling thread: the queue's thread would do the same, a few events later.
+  const sc_time now = sc_core::sc_time_stamp();
+  if (whole_ && setup_ == sc_core::SC_ZERO_TIME && pending_.empty()) {
+    for (std::size_t q = 0; q < busy_until_.size(); ++q) {
+      if (running_[q] || busy_until_[q] > now) continue;
+      records_[ticket].queue = static_cast<int>(q);
+      records_[ticket].start_ps = now.value();
+      execute(request, ticket, false);
+      busy_until_[q] = sc_time::from_value(records_[ticket].left_ps);
+      issued_[ticket] = 1;
+      return ticket;
+    }
+  }
   pending_.push_back({ticket, request});
   work_.notify(sc_core::SC_ZERO_TIME);
   return ticket;
@@ -60,15 +87,23 @@ double DmaEngine::rate_bytes_per_ps(const Request& request) const {
 
 void DmaEngine::queue_thread(int queue) {
   for (;;) {
-    while (pending_.empty()) sc_core::wait(work_);
+    // A queue holding a transfer reserved by submit() takes the next one when that has left.
+    while (pending_.empty() || busy_until_[queue] > sc_core::sc_time_stamp()) {
+      if (busy_until_[queue] > sc_core::sc_time_stamp()) {
+        sc_core::wait(busy_until_[queue] - sc_core::sc_time_stamp(), work_);
+      } else {
+        sc_core::wait(work_);
+      }
+    }
     const Pending job = pending_.front();
     pending_.pop_front();
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), 1);
     // Records are looked up by ticket after every wait: submits may grow the vector meanwhile.
     records_[job.ticket].queue = queue;
     records_[job.ticket].start_ps = sc_core::sc_time_stamp().value();
-    execute(job.request, job.ticket);
-    records_[job.ticket].left_ps = sc_core::sc_time_stamp().value();
+    running_[queue] = 1;
+    execute(job.request, job.ticket, true);
+    running_[queue] = 0;
     issued_[job.ticket] = 1;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), -1);
     scheduled_.notify(sc_core::SC_ZERO_TIME);
@@ -83,13 +118,15 @@ void DmaEngine::wait_done(std::uint64_t ticket) {
 
 void DmaEngine::wait_left(std::uint64_t ticket) {
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
+  const sc_time left = sc_time::from_value(records_[ticket].left_ps);
+  if (left > sc_core::sc_time_stamp()) sc_core::wait(left - sc_core::sc_time_stamp());
 }
 
 bool DmaEngine::done(std::uint64_t ticket) const {
   return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= sc_core::sc_time_stamp().value();
 }
 
-void DmaEngine::execute(const Request& request, std::uint64_t ticket) {
+void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue_thread) {
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = sc_core::sc_time_stamp() + setup_;
   sc_time finish = start;
@@ -114,24 +151,40 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket) {
                                                          : tlm::TLM_WRITE_COMMAND);
   trans.set_streaming_width(static_cast<unsigned int>(burst_bytes_));
   trans.set_byte_enable_ptr(nullptr);
+  if (whole_) {
+    // The first burst leaves at the start, as it does burst by burst; the others are
+    // reserved now, each with its own leaving time as the annotated delay.
+    if (start > sc_core::sc_time_stamp()) sc_core::wait(start - sc_core::sc_time_stamp());
+    timing->claim.checked = true;
+  }
 
   for (std::uint64_t offset = 0; offset < request.bytes; offset += burst_bytes_) {
     const std::uint64_t length = std::min(burst_bytes_, request.bytes - offset);
     // Bursts leave at the queue's rate, timed from the start so rounding never accumulates.
     const sc_time issue = start + ps(std::floor(offset / rate));
     const sc_time issued_by = start + ps(std::floor((offset + length) / rate));
-    if (issue > sc_core::sc_time_stamp()) sc_core::wait(issue - sc_core::sc_time_stamp());
+    if (!whole_ && issue > sc_core::sc_time_stamp())
+      sc_core::wait(issue - sc_core::sc_time_stamp());
     trans.set_address(request.gm_address + offset);
     trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset + offset);
     trans.set_data_length(static_cast<unsigned int>(length));
     trans.set_streaming_width(static_cast<unsigned int>(length));
     trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    timing->reset(sc_core::SC_ZERO_TIME);
-    sc_time delay = sc_core::SC_ZERO_TIME;
+    // Offsets from now: zero burst by burst, the burst's leaving time when timed whole.
+    sc_time delay = issue - sc_core::sc_time_stamp();
+    timing->reset(delay);
+    timing->claim.at = issue;
     to_noc->b_transport(trans, delay);
     if (!trans.is_response_ok()) {
       SC_REPORT_ERROR(
           name(), ("DMA burst failed at address 0x" + std::to_string(trans.get_address())).c_str());
+      records_[ticket].finish_ps = finish.value();
+      return;
+    }
+    if (timing->claim.conflict) {
+      conflicted_ = true;
+      if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
+        sc_core::sc_stop();
       records_[ticket].finish_ps = finish.value();
       return;
     }
@@ -150,9 +203,12 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket) {
   record.held_ps = held.value();
   record.latency_ps = latency.value();
   record.limit = limit;
-  // The queue is free once its last burst has left at the queue's rate.
+  // The queue is free once its last burst has left at the queue's rate; a transfer reserved
+  // by submit() only records the time instead of waiting for it.
   const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
-  if (issued_all > sc_core::sc_time_stamp()) sc_core::wait(issued_all - sc_core::sc_time_stamp());
+  record.left_ps = issued_all.value();
+  if (queue_thread && issued_all > sc_core::sc_time_stamp())
+    sc_core::wait(issued_all - sc_core::sc_time_stamp());
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

@@ -4,6 +4,11 @@
 // transaction through the interconnect. The transfer completes when its last burst has
 // passed every resource on the path plus the path's latency. A queue is pipelined: it takes
 // its next transfer once the last burst has left, without waiting for the data to land.
+// When nothing observes the bursts, a transfer can be timed whole: every burst reserves its
+// resources at once, each as of the time it would have left, with the same arithmetic, and
+// the queue sleeps once. That gives the burst-by-burst answer as long as no other transfer
+// asks for the same resources within the span of its bursts; one that does is a conflict,
+// which stops the simulation (the run is then redone burst by burst).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +50,8 @@ class DmaEngine : public sc_core::sc_module {
   // submitter what it was for.
   TransferRecord& record(std::uint64_t ticket) { return records_[ticket]; }
   const std::vector<TransferRecord>& records() const { return records_; }
+  // Hands the records over once the simulation has ended, leaving the engine's empty.
+  std::vector<TransferRecord> release_records() { return std::move(records_); }
   // Blocks the calling thread until the transfer has completed.
   void wait_done(std::uint64_t ticket);
   // Blocks until the transfer's last burst has left its queue: its UB bytes have been read.
@@ -58,11 +65,18 @@ class DmaEngine : public sc_core::sc_module {
 
   void attach_trace(TraceSink* sink, const std::string& scope);
 
+  // Times every transfer as one step (see above); set before the simulation starts.
+  void time_transfers_whole(bool on) { whole_ = on; }
+  // A transfer timed whole met another on a shared resource: the run's times are not exact.
+  bool conflicted() const { return conflicted_; }
+
  private:
   void end_of_elaboration() override;
   void queue_thread(int queue);
-  // Issues the transfer's bursts; fills in when its data has landed and what bound it.
-  void execute(const Request& request, std::uint64_t ticket);
+  // Issues the transfer's bursts; fills in when its data has landed and what bound it. A
+  // queue's thread waits until the last burst has left; submit() (a transfer timed whole,
+  // starting now) only records the time.
+  void execute(const Request& request, std::uint64_t ticket, bool queue_thread);
 
   Clock clock_;
   int device_;
@@ -74,6 +88,8 @@ class DmaEngine : public sc_core::sc_module {
   std::uint64_t full_rate_alignment_;
   double misaligned_factor_;
   std::uint8_t* ub_ = nullptr;
+  bool whole_ = false;
+  bool conflicted_ = false;
 
   struct Pending {
     std::uint64_t ticket;
@@ -84,6 +100,10 @@ class DmaEngine : public sc_core::sc_module {
   sc_core::sc_event scheduled_;          // a transfer's completion time became known
   std::vector<TransferRecord> records_;  // per ticket; finish_ps valid once issued
   std::vector<char> issued_;
+  // Per queue: free from this time on (a transfer reserved by submit()), and whether its
+  // thread is executing a transfer now.
+  std::vector<sc_core::sc_time> busy_until_;
+  std::vector<char> running_;
   TraceSink* sink_ = nullptr;
   std::vector<int> busy_vars_;
 };

@@ -1,5 +1,6 @@
 #include "models/global_memory.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/elementwise.h"
@@ -7,6 +8,13 @@
 namespace ars {
 
 using sc_core::sc_time;
+
+namespace {
+
+// Large enough that a tensor's pages are few, small enough that a 4 KiB window costs little.
+constexpr std::uint64_t kPageBytes = 64 * 1024;
+
+}  // namespace
 
 GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const PlatformConfig& config)
     : sc_module(name),
@@ -25,22 +33,83 @@ GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const PlatformConfig& c
 std::uint64_t GlobalMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, bool backed) {
   const std::uint64_t address = (top_ + alignment - 1) / alignment * alignment;
   top_ = address + bytes;
-  if (backed) storage_.resize(top_, 0);
+  if (backed) backed_top_ = top_;
   return address;
 }
 
 bool GlobalMemory::in_range(std::uint64_t address, std::uint64_t length) const {
-  return address <= storage_.size() && length <= storage_.size() - address;
+  return address <= backed_top_ && length <= backed_top_ - address;
+}
+
+std::uint8_t* GlobalMemory::page(std::uint64_t address) {
+  const std::uint64_t index = address / kPageBytes;
+  if (index >= pages_.size()) pages_.resize(index + 1);
+  auto& page = pages_[index];
+  if (!page) page = std::make_unique<std::uint8_t[]>(kPageBytes);  // value-initialised: zeros
+  return page.get();
+}
+
+template <typename Visit>
+void GlobalMemory::for_each_piece(std::uint64_t address, std::uint64_t length, bool allocate_pages,
+                                  Visit visit) {
+  while (length > 0) {
+    const std::uint64_t within = address % kPageBytes;
+    const std::uint64_t piece = std::min(length, kPageBytes - within);
+    const std::uint64_t index = address / kPageBytes;
+    std::uint8_t* base = allocate_pages          ? page(address)
+                         : index < pages_.size() ? pages_[index].get()
+                                                 : nullptr;
+    visit(base == nullptr ? nullptr : base + within, piece);
+    address += piece;
+    length -= piece;
+  }
+}
+
+std::uint64_t GlobalMemory::resident_bytes() const {
+  std::uint64_t pages = 0;
+  for (const auto& p : pages_) pages += p ? 1 : 0;
+  return pages * kPageBytes;
 }
 
 std::int32_t GlobalMemory::read_cell(std::uint64_t address) const {
-  std::int32_t value;
-  std::memcpy(&value, storage_.data() + address, sizeof value);
-  return value;
+  const auto cell = cells_.find(address);
+  return cell == cells_.end() ? 0 : cell->second.value;
 }
 
-std::uint8_t* GlobalMemory::backdoor(std::uint64_t address, std::uint64_t bytes) {
-  return in_range(address, bytes) ? storage_.data() + address : nullptr;
+std::optional<std::uint64_t> GlobalMemory::first_nonzero_cell(std::uint64_t begin,
+                                                              std::uint64_t end) const {
+  std::optional<std::uint64_t> first;
+  for (const auto& [address, cell] : cells_) {
+    if (cell.value != 0 && address >= begin && address < end && (!first || address < *first))
+      first = address;
+  }
+  return first;
+}
+
+bool GlobalMemory::read_bytes(std::uint64_t address, std::uint8_t* data,
+                              std::uint64_t bytes) const {
+  if (!in_range(address, bytes)) return false;
+  // Reading never allocates: a page nobody wrote reads as zeros.
+  const_cast<GlobalMemory*>(this)->for_each_piece(
+      address, bytes, false, [&](const std::uint8_t* piece, std::uint64_t length) {
+        if (piece == nullptr) {
+          std::memset(data, 0, length);
+        } else {
+          std::memcpy(data, piece, length);
+        }
+        data += length;
+      });
+  return true;
+}
+
+bool GlobalMemory::write_bytes(std::uint64_t address, const std::uint8_t* data,
+                               std::uint64_t bytes) {
+  if (!in_range(address, bytes)) return false;
+  for_each_piece(address, bytes, true, [&](std::uint8_t* piece, std::uint64_t length) {
+    std::memcpy(piece, data, length);
+    data += length;
+  });
+  return true;
 }
 
 void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
@@ -48,11 +117,15 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
   const std::uint64_t length = trans.get_data_length();
   AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
   const bool timing_only = trans.get_data_ptr() == nullptr;
-  if (!timing_only && !in_range(address, length)) {
+  const bool signal = atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd;
+  // Signal cells live apart from the bytes: any allocated address may hold one.
+  const bool valid = signal ? address <= top_ && length <= top_ - address
+                            : timing_only || in_range(address, length);
+  if (!valid) {
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  if (atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd) {
+  if (signal) {
     std::int32_t value;
     std::memcpy(&value, trans.get_data_ptr(), sizeof value);
     const sc_time arrival = sc_core::sc_time_stamp() + delay + write_latency_;
@@ -69,17 +142,22 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
 
   const sc_time now = sc_core::sc_time_stamp();
   auto* timing = trans.get_extension<BurstTiming>();
-  const auto slot = port_.reserve(now + delay, length, timing != nullptr ? timing->flow : 0);
+  const auto slot = port_.reserve(now + delay, length, timing != nullptr ? timing->flow : 0,
+                                  timing != nullptr ? &timing->claim : nullptr);
   const bool is_read = trans.is_read();
   if (!timing_only) {
-    std::uint8_t* data = storage_.data() + address;
     if (is_read) {
-      std::memcpy(trans.get_data_ptr(), data, length);
+      read_bytes(address, trans.get_data_ptr(), length);
     } else if (atomic != nullptr) {
-      reduce_elements(ReduceOp::Sum, atomic->dtype, data, trans.get_data_ptr(),
-                      length / dtype_bytes(atomic->dtype));
+      // Element-wise: a burst is a whole number of elements, and pages hold whole elements.
+      const std::size_t element = dtype_bytes(atomic->dtype);
+      const std::uint8_t* source = trans.get_data_ptr();
+      for_each_piece(address, length, true, [&](std::uint8_t* piece, std::uint64_t bytes) {
+        reduce_elements(ReduceOp::Sum, atomic->dtype, piece, source, bytes / element);
+        source += bytes;
+      });
     } else {
-      std::memcpy(data, trans.get_data_ptr(), length);
+      write_bytes(address, trans.get_data_ptr(), length);
     }
   }
   const sc_time& latency = is_read ? read_latency_ : write_latency_;
@@ -93,20 +171,16 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
 }
 
 const GlobalMemory::CellWrite* GlobalMemory::last_write(std::uint64_t address) const {
-  const auto write = last_writes_.find(address);
-  return write == last_writes_.end() ? nullptr : &write->second;
+  const auto cell = cells_.find(address);
+  return cell == cells_.end() ? nullptr : &cell->second.last;
 }
 
 unsigned int GlobalMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
   const std::uint64_t address = trans.get_address() & kLocalMask;
   const std::uint64_t length = trans.get_data_length();
-  if (!in_range(address, length)) return 0;
-  if (trans.is_read()) {
-    std::memcpy(trans.get_data_ptr(), storage_.data() + address, length);
-  } else {
-    std::memcpy(storage_.data() + address, trans.get_data_ptr(), length);
-  }
-  return static_cast<unsigned int>(length);
+  const bool done = trans.is_read() ? read_bytes(address, trans.get_data_ptr(), length)
+                                    : write_bytes(address, trans.get_data_ptr(), length);
+  return done ? static_cast<unsigned int>(length) : 0;
 }
 
 void GlobalMemory::apply_due_signal_writes() {
@@ -114,19 +188,19 @@ void GlobalMemory::apply_due_signal_writes() {
   while (!posted_.empty() && posted_.begin()->first.first <= now) {
     const PostedWrite write = posted_.begin()->second;
     posted_.erase(posted_.begin());
-    const auto op = cell_ops_.emplace(write.address, write.kind).first;
-    if (op->second != write.kind && !mixed_write_) mixed_write_ = MixedWrite{write.address, now};
-    std::int32_t cell = read_cell(write.address);
+    const auto [entry, first_write] = cells_.try_emplace(write.address);
+    Cell& cell = entry->second;
+    if (first_write) cell.op = write.kind;
+    if (cell.op != write.kind && !mixed_write_) mixed_write_ = MixedWrite{write.address, now};
     // Signals wrap like the hardware's INT32 atomics do.
-    cell = write.kind == AtomicWrite::Kind::SignalSet
-               ? write.value
-               : static_cast<std::int32_t>(static_cast<std::uint32_t>(cell) +
-                                           static_cast<std::uint32_t>(write.value));
-    std::memcpy(storage_.data() + write.address, &cell, sizeof cell);
-    last_writes_[write.address] = write.source;
+    cell.value = write.kind == AtomicWrite::Kind::SignalSet
+                     ? write.value
+                     : static_cast<std::int32_t>(static_cast<std::uint32_t>(cell.value) +
+                                                 static_cast<std::uint32_t>(write.value));
+    cell.last = write.source;
     if (sink_ != nullptr) {
       auto var = cell_vars_.find(write.address);
-      if (var != cell_vars_.end()) sink_->record(var->second, now.value(), cell);
+      if (var != cell_vars_.end()) sink_->record(var->second, now.value(), cell.value);
     }
     signal_written_.notify(sc_core::SC_ZERO_TIME);
   }

@@ -1,12 +1,16 @@
 // A device's global memory (HBM): holds tensors, windows and INT32 signal cells. Accesses
 // occupy one memory port of the configured bandwidth and pay a read or write latency; signal
-// updates are posted and land when they arrive.
+// updates are posted and land when they arrive. Storage costs only what a run touches: bytes
+// live in pages allocated (zeroed) on first write, signal cells in a table of the cells ever
+// written; whatever was never written reads as zero.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -29,14 +33,19 @@ class GlobalMemory : public sc_core::sc_module {
   GlobalMemory(sc_core::sc_module_name name, const PlatformConfig& config);
   SC_HAS_PROCESS(GlobalMemory);
 
-  // Reserves `bytes` (zero-filled) before the simulation starts; returns the local address.
-  // `backed` = false reserves addresses without storage (timing-only runs).
+  // Reserves `bytes` (reading as zero) before the simulation starts; returns the local
+  // address. `backed` = false reserves addresses without storage (timing-only runs).
   std::uint64_t allocate(std::uint64_t bytes, std::uint64_t alignment, bool backed = true);
   std::uint64_t allocated_bytes() const { return top_; }
+  // Bytes of page storage really allocated, and signal cells ever written.
+  std::uint64_t resident_bytes() const;
+  std::size_t written_cells() const { return cells_.size(); }
 
   // Notified whenever a posted signal update lands in this memory.
   const sc_core::sc_event& signal_written() const { return signal_written_; }
   std::int32_t read_cell(std::uint64_t address) const;
+  // The lowest address in [begin, end) of a cell that holds a non-zero value.
+  std::optional<std::uint64_t> first_nonzero_cell(std::uint64_t begin, std::uint64_t end) const;
   // The first signal cell written with both AtomicAdd and Set, which the signal protocol
   // forbids (a Set can erase counts in flight): its address and when the second op landed.
   struct MixedWrite {
@@ -52,8 +61,9 @@ class GlobalMemory : public sc_core::sc_module {
   };
   const CellWrite* last_write(std::uint64_t address) const;
 
-  // Functional access outside simulated time (inputs, results); nullptr when out of range.
-  std::uint8_t* backdoor(std::uint64_t address, std::uint64_t bytes);
+  // Functional access outside simulated time (inputs, results); false when out of range.
+  bool read_bytes(std::uint64_t address, std::uint8_t* data, std::uint64_t bytes) const;
+  bool write_bytes(std::uint64_t address, const std::uint8_t* data, std::uint64_t bytes);
 
   void trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,
                    std::uint64_t address, int rows, int cols);
@@ -65,6 +75,13 @@ class GlobalMemory : public sc_core::sc_module {
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
   void apply_due_signal_writes();
   bool in_range(std::uint64_t address, std::uint64_t length) const;
+  // The page holding `address`, allocated and zeroed on first use.
+  std::uint8_t* page(std::uint64_t address);
+  // Calls visit(pointer, bytes) for each page-sized piece of [address, address + length);
+  // pointer is nullptr for a page never written when `allocate_pages` is false.
+  template <typename Visit>
+  void for_each_piece(std::uint64_t address, std::uint64_t length, bool allocate_pages,
+                      Visit visit);
 
   struct PostedWrite {
     std::uint64_t address;
@@ -77,7 +94,14 @@ class GlobalMemory : public sc_core::sc_module {
   sc_core::sc_time read_latency_;
   sc_core::sc_time write_latency_;
   BandwidthResource port_;
-  std::vector<std::uint8_t> storage_;
+  struct Cell {
+    std::int32_t value = 0;
+    AtomicWrite::Kind op = AtomicWrite::Kind::SignalAdd;  // the first op that wrote it
+    CellWrite last;                                       // the notify that last changed it
+  };
+  std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
+  std::unordered_map<std::uint64_t, Cell> cells_;       // by address
+  std::uint64_t backed_top_ = 0;                        // end of the backed addresses
   std::uint64_t top_ = 0;
   // Ordered by arrival time, then by issue order, so equal-time updates land deterministically.
   std::map<std::pair<sc_core::sc_time, std::uint64_t>, PostedWrite> posted_;
@@ -86,9 +110,7 @@ class GlobalMemory : public sc_core::sc_module {
   sc_core::sc_event signal_written_;
   TraceSink* sink_ = nullptr;
   std::map<std::uint64_t, int> cell_vars_;
-  std::map<std::uint64_t, AtomicWrite::Kind> cell_ops_;  // the op each written cell has seen
   std::optional<MixedWrite> mixed_write_;
-  std::map<std::uint64_t, CellWrite> last_writes_;
 };
 
 }  // namespace ars

@@ -89,11 +89,12 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   sc_time tail;
   // The link that bounds the burst: one that another flow held when the burst came, else the
   // one it leaves last.
+  Claim* claim = timing != nullptr ? &timing->claim : nullptr;
   const BandwidthResource* held = nullptr;
   const BandwidthResource* last = nullptr;
   if (forwarding_ == Forwarding::StoreAndForward) {
     for (BandwidthResource* link : p.links) {
-      const BandwidthResource::Interval slot = link->reserve(head, bytes, flow);
+      const BandwidthResource::Interval slot = link->reserve(head, bytes, flow, claim);
       if (slot.behind_other_flow && held == nullptr) held = link;
       head = tail = slot.end;
       last = link;
@@ -109,7 +110,7 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
       }
     }
     for (BandwidthResource* link : p.links) {
-      const sc_time end = link->reserve(head, bytes, flow).end;
+      const sc_time end = link->reserve(head, bytes, flow, claim).end;
       if (end > tail) {
         tail = end;
         last = link;

@@ -30,12 +30,13 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     memory_.tensors.push_back({w.name, 0, w.elements, problem.dtype});
   }
 
+  std::vector<int> device_rank(static_cast<std::size_t>(config.devices), -1);
+  for (std::size_t r = 0; r < rank_devices_.size(); ++r)
+    device_rank.at(static_cast<std::size_t>(rank_devices_[r])) = static_cast<int>(r);
   for (int d = 0; d < config.devices; ++d) {
     std::optional<VectorCore::Binding> binding;
-    auto rank = std::find(rank_devices_.begin(), rank_devices_.end(), d);
-    if (rank != rank_devices_.end()) {
-      binding = VectorCore::Binding{static_cast<int>(rank - rank_devices_.begin()), rank_devices_,
-                                    &problem_, &memory_, body};
+    if (device_rank[d] >= 0) {
+      binding = VectorCore::Binding{device_rank[d], &rank_devices_, &problem_, &memory_, body};
     }
     devices_.push_back(std::make_unique<Device>(("dev" + std::to_string(d)).c_str(), config, d,
                                                 std::move(binding), options.timing_only));
@@ -47,12 +48,16 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       noc_.connect_initiator(device.block_dma(b).to_noc, d);
       noc_.connect_initiator(device.block_core(b).to_noc, d);
       device.block_core(b).record_schedule(options.record_schedule);
+      device.block_dma(b).time_transfers_whole(options.whole_transfers);
+      device.block_core(b).report_progress(options.progress);
       device.block_core(b).inject_faults(options.faults);
     }
-    // Signals first: they are always backed, even when payloads are not.
+    // Signals first: their cells are kept apart from the bytes, always, even when payloads
+    // are not.
     for (SignalInfo& s : memory_.signals) {
-      s.address = device.gm.allocate(
-          std::max<std::uint64_t>(kWindowMinimumBytes, 4ull * s.rows * s.cols), kGmAlignment);
+      s.address =
+          device.gm.allocate(std::max<std::uint64_t>(kWindowMinimumBytes, 4ull * s.rows * s.cols),
+                             kGmAlignment, false);
     }
     for (std::size_t t = 0; t < memory_.tensors.size(); ++t) {
       TensorInfo& info = memory_.tensors[t];
@@ -88,23 +93,29 @@ std::vector<const BandwidthResource*> Platform::resources() const {
   return all;
 }
 
-std::uint8_t* Platform::backdoor(int rank, int tensor) {
-  const TensorInfo& info = memory_.tensors.at(tensor);
-  return devices_[rank_devices_.at(rank)]->gm.backdoor(info.address,
-                                                       info.elements * dtype_bytes(info.dtype));
-}
-
 void Platform::write_tensor(int rank, int tensor, const std::vector<std::uint8_t>& bytes) {
-  if (std::uint8_t* data = backdoor(rank, tensor)) std::copy(bytes.begin(), bytes.end(), data);
+  const TensorInfo& info = memory_.tensors.at(tensor);
+  devices_[rank_devices_.at(rank)]->gm.write_bytes(info.address, bytes.data(), bytes.size());
 }
 
 std::vector<std::uint8_t> Platform::read_tensor(int rank, int tensor) {
   const TensorInfo& info = memory_.tensors.at(tensor);
   std::vector<std::uint8_t> bytes(info.elements * dtype_bytes(info.dtype));
-  if (const std::uint8_t* data = backdoor(rank, tensor)) {
-    std::copy(data, data + bytes.size(), bytes.begin());
-  }
+  devices_[rank_devices_.at(rank)]->gm.read_bytes(info.address, bytes.data(), bytes.size());
   return bytes;
+}
+
+std::string Platform::first_nonzero_cell(int rank) {
+  const GlobalMemory& gm = devices_[rank_devices_.at(rank)]->gm;
+  for (const SignalInfo& s : memory_.signals) {
+    const std::uint64_t cells = static_cast<std::uint64_t>(s.rows) * s.cols;
+    const auto address = gm.first_nonzero_cell(s.address, s.address + 4 * cells);
+    if (!address) continue;
+    const std::uint64_t cell = (*address - s.address) / 4;
+    return s.name + "[" + std::to_string(cell / s.cols) + "," + std::to_string(cell % s.cols) +
+           "] = " + std::to_string(gm.read_cell(*address));
+  }
+  return "";
 }
 
 std::int32_t Platform::read_cell(int rank, int signal, int row, int col) {
@@ -164,6 +175,14 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   Outcome outcome;
   // Stop where activity ends, so a deadlock is reported at the time it happened.
   sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+  for (const int d : rank_devices_) {
+    for (int b = 0; b < devices_[d]->blocks(); ++b) {
+      if (devices_[d]->block_dma(b).conflicted()) {
+        outcome.whole_transfers_conflicted = true;
+        return outcome;
+      }
+    }
+  }
   for (int r = 0; r < ranks() && outcome.failure.empty(); ++r) {
     for (int b = 0; b < blocks() && outcome.failure.empty(); ++b)
       outcome.failure = core(r, b).failure();

@@ -15,6 +15,7 @@
 #include "models/interconnect.h"
 #include "models/memory_map.h"
 #include "models/platform_config.h"
+#include "models/run_progress.h"
 #include "models/trace_sink.h"
 
 namespace ars {
@@ -25,7 +26,9 @@ class Platform : public sc_core::sc_module {
     bool timing_only = false;      // move no payload bytes (no golden check possible)
     bool record_schedule = false;  // keep every rank's executed operations
     TraceSink* trace = nullptr;
-    Faults faults;  // injected on purpose (see models/fault.h)
+    bool whole_transfers = false;     // time each DMA transfer as one step (see DmaEngine)
+    RunProgress* progress = nullptr;  // where the ranks publish how far they have come
+    Faults faults;                    // injected on purpose (see models/fault.h)
   };
   // `rank_devices[r]` is the device rank r runs on.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config,
@@ -37,6 +40,9 @@ class Platform : public sc_core::sc_module {
     std::string failure;     // a rank stopped on an error (for example a UB overflow)
     std::string deadlock;    // ranks blocked with nothing left to wake them
     std::string timeout;     // the simulated-time limit was reached first
+    // Transfers timed whole met on a shared resource: the run stopped, its times are not
+    // exact; redo it burst by burst.
+    bool whole_transfers_conflicted = false;
   };
   Outcome run(const sc_core::sc_time& limit);
 
@@ -56,12 +62,14 @@ class Platform : public sc_core::sc_module {
   void write_tensor(int rank, int tensor, const std::vector<std::uint8_t>& bytes);
   std::vector<std::uint8_t> read_tensor(int rank, int tensor);
   std::int32_t read_cell(int rank, int signal, int row, int col);
+  // The rank's first non-zero signal cell in signal, row, column order, as
+  // "signal[row,col] = value"; empty when every cell is zero.
+  std::string first_nonzero_cell(int rank);
 
  private:
   std::string describe_blocked_ranks();
   std::string describe_mixed_write(int rank, std::uint64_t address,
                                    const sc_core::sc_time& when) const;
-  std::uint8_t* backdoor(int rank, int tensor);
 
   std::vector<int> rank_devices_;
   Problem problem_;

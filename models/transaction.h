@@ -7,6 +7,7 @@
 #include <tlm>
 
 #include "kernels/api.h"
+#include "models/bandwidth_resource.h"
 #include "models/rank_stats.h"
 
 namespace ars {
@@ -30,6 +31,7 @@ struct BurstTiming : tlm::tlm_extension<BurstTiming> {
   sc_core::sc_time latency;
   std::uint64_t flow = 0;
   TransferLimit limit;
+  Claim claim;  // what the resources on the way check, for a transfer timed whole
 
   void reset(const sc_core::sc_time& head) {
     tail = head;

@@ -55,7 +55,7 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
       launch_setup_(clock_.cycles(config.launch_setup_cycles)) {
   stats_.rank = binding_.rank;
   stats_.block = binding_.block;
-  stats_.device = binding_.rank_devices.at(binding_.rank);
+  stats_.device = binding_.rank_devices->at(binding_.rank);
   SC_THREAD(run);
 }
 
@@ -102,6 +102,10 @@ void VectorCore::run() {
   }
   stats_.finish_ps = sc_time_stamp().value();
   stats_.finished = true;
+  if (progress_ != nullptr) {
+    progress_->reached(stats_.finish_ps);
+    progress_->finished_ranks.fetch_add(1, std::memory_order_relaxed);
+  }
   if (sink_ != nullptr) sink_->record_text(phase_var_, stats_.finish_ps, "done");
 }
 
@@ -115,6 +119,7 @@ void VectorCore::begin_round(const char* phase) {
   next.round = static_cast<int>(stats_.rounds.size());
   next.phase = phase;
   next.start_ps = sc_time_stamp().value();
+  if (progress_ != nullptr) progress_->reached(next.start_ps);
   stats_.rounds.push_back(next);
   log("round index=" + std::to_string(next.round) + " phase=" + next.phase);
   if (sink_ != nullptr) {
@@ -205,7 +210,7 @@ int VectorCore::peer_device(int peer) const {
     throw InputError("peer " + std::to_string(peer) +
                      " is not a rank (P = " + std::to_string(ranks()) + ")");
   }
-  return binding_.rank_devices[static_cast<std::size_t>(peer)];
+  return (*binding_.rank_devices)[static_cast<std::size_t>(peer)];
 }
 
 Tile VectorCore::alloc(std::uint64_t elements, DType dtype) {
@@ -330,7 +335,7 @@ void VectorCore::store(const Tile& src, const Tensor& dst, std::uint64_t offset,
                 posted_.end());
   const std::size_t element_bytes = dtype_bytes(src.dtype);
   const std::uint64_t gm_begin =
-      global_address(binding_.rank_devices[static_cast<std::size_t>(rank())],
+      global_address((*binding_.rank_devices)[static_cast<std::size_t>(rank())],
                      tensor_info(dst).address + offset * element_bytes);
   posted_.push_back({transfer.id, src.offset, src.offset + count * element_bytes, gm_begin,
                      gm_begin + count * element_bytes});
@@ -352,6 +357,7 @@ void VectorCore::sync(const Transfer& transfer) {
   settle_invalidate();
   const sc_time begin = sc_time_stamp();
   dma_.wait_done(transfer.id);
+  if (progress_ != nullptr) progress_->reached(sc_time_stamp().value());
   round().transfer_ps += (sc_time_stamp() - begin).value();
   mark(CoreSpan::Kind::Transfer, begin.value(), static_cast<std::uint32_t>(transfer.id));
 }

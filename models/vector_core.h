@@ -21,6 +21,7 @@
 #include "models/memory_map.h"
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
+#include "models/run_progress.h"
 #include "models/trace_sink.h"
 #include "models/unified_buffer.h"
 
@@ -35,7 +36,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
 
   struct Binding {
     int rank;
-    std::vector<int> rank_devices;  // device of every rank
+    const std::vector<int>* rank_devices;  // device of every rank, shared by all ranks
     const Problem* problem;
     const MemoryMap* memory;
     KernelBody body;
@@ -49,7 +50,12 @@ class VectorCore : public sc_core::sc_module, public Rank {
   const BlockedWait& blocked() const { return blocked_; }
   const std::string& failure() const { return failure_; }
   const std::vector<std::string>& schedule() const { return schedule_; }
+  // Hands the records over once the simulation has ended, leaving the core's empty.
+  RankStats release_stats() { return std::move(stats_); }
+  std::vector<std::string> release_schedule() { return std::move(schedule_); }
   void record_schedule(bool on) { record_schedule_ = on; }
+  // Publishes how far this rank has come (nullptr: nowhere).
+  void report_progress(RunProgress* progress) { progress_ = progress; }
   // Keeps the faults aimed at this rank; the others are ignored.
   void inject_faults(const Faults& faults);
   bool stalled() const { return find_fault(Fault::Kind::Stall, 0) != nullptr; }
@@ -57,7 +63,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
 
   // Rank
   int rank() const override { return binding_.rank; }
-  int ranks() const override { return static_cast<int>(binding_.rank_devices.size()); }
+  int ranks() const override { return static_cast<int>(binding_.rank_devices->size()); }
   int block() const override { return binding_.block; }
   int blocks() const override { return binding_.problem->core_num; }
   const Problem& problem() const override { return *binding_.problem; }
@@ -140,6 +146,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   bool record_schedule_ = false;
   std::vector<std::string> schedule_;
   Faults faults_;
+  RunProgress* progress_ = nullptr;
   TraceSink* sink_ = nullptr;
   int phase_var_ = -1;
   int round_var_ = -1;

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build pkg-config libsystemc-dev libboost-program-options-dev
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev gtkwave)
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev gtkwave parallel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

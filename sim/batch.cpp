@@ -24,18 +24,15 @@ struct Child {
 
 // Runs in the child: one simulation, its JSON (or the error) down the pipe, then _exit.
 [[noreturn]] void run_child(const RunRequest& request, int fd) {
-  std::string message;
+  BatchResult run;
   int status = 0;
   try {
-    const RunResult result = run_allreduce(request);
-    nlohmann::json j = nlohmann::json::parse(to_json(result));
-    j["wall_seconds"] = result.wall_seconds;
-    j["simulated_operations"] = result.simulated_operations;
-    message = j.dump();
+    run.result = run_allreduce(request);
   } catch (const std::exception& e) {
-    message = nlohmann::json{{"error", e.what()}}.dump();
+    run.error = e.what();
     status = 2;
   }
+  const std::string message = batch_json(run);
   std::size_t written = 0;
   while (written < message.size()) {
     const ssize_t n = ::write(fd, message.data() + written, message.size() - written);
@@ -133,8 +130,28 @@ RunResult result_from_json(const std::string& text, const RunRequest& request) {
   return r;
 }
 
+std::string batch_json(const BatchResult& run) {
+  if (!run.error.empty()) return nlohmann::json{{"error", run.error}}.dump();
+  nlohmann::json j = nlohmann::json::parse(to_json(run.result));
+  j["wall_seconds"] = run.result.wall_seconds;
+  j["simulated_operations"] = run.result.simulated_operations;
+  return j.dump();
+}
+
+BatchResult batch_result_from_json(const std::string& json, const RunRequest& request) {
+  BatchResult run;
+  const nlohmann::json j = nlohmann::json::parse(json);
+  if (j.contains("error")) {
+    run.error = j.at("error").get<std::string>();
+    run.result.request = request;
+  } else {
+    run.result = result_from_json(json, request);
+  }
+  return run;
+}
+
 std::vector<BatchResult> run_batch(const std::vector<RunRequest>& requests, int jobs,
-                                   const BatchProgress& progress) {
+                                   const BatchProgress& progress, const BatchFinished& finished) {
   std::vector<BatchResult> results(requests.size());
   std::deque<Child> running;  // in start order
   std::size_t next = 0;
@@ -164,17 +181,13 @@ std::vector<BatchResult> run_batch(const std::vector<RunRequest>& requests, int 
     ::waitpid(child.pid, &status, 0);
     BatchResult& out = results[child.index];
     try {
-      const nlohmann::json j = nlohmann::json::parse(child.output);
-      if (j.contains("error")) {
-        out.error = j.at("error").get<std::string>();
-        out.result.request = requests[child.index];
-      } else {
-        out.result = result_from_json(child.output, requests[child.index]);
-      }
+      out = batch_result_from_json(child.output, requests[child.index]);
     } catch (const nlohmann::json::exception&) {
       out.error = "the simulation process ended abnormally (status " + std::to_string(status) + ")";
       out.result.request = requests[child.index];
+      child.output = batch_json(out);
     }
+    if (finished) finished(child.index, out, child.output);
     running.pop_front();
     ++done;
     if (progress) progress(done, requests.size());

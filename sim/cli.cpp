@@ -170,6 +170,9 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "explain", "print the critical path step by step, across ranks")(
       "dump-schedule", po::value<std::string>(), "write every rank's executed operations to FILE")(
       "timing-only", "move no payload bytes (no golden check): for large scale studies")(
+      "detailed-bursts",
+      "issue every DMA burst in its own time (the default times a transfer as one step, with "
+      "the same results, unless a waveform is written)")(
       "max-sim-time", po::value<double>()->default_value(1e10),
       "stop a run that has not finished after this many simulated ns")(
       "print-config", "print the platform's resolved configuration as INI and exit")(
@@ -226,6 +229,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   if (vm.count("signal-shape"))
     problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());
   request.timing_only = vm.count("timing-only") > 0;
+  request.detailed_bursts = vm.count("detailed-bursts") > 0;
   request.max_sim_time_ns = vm["max-sim-time"].as<double>();
   if (!(request.max_sim_time_ns > 0) || request.max_sim_time_ns > 1e15) {
     throw InputError("--max-sim-time: must be a positive number of ns up to 1e15");
@@ -273,6 +277,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     if (!value.defaulted() && platform_keys.find_nothrow(key, false) != nullptr)
       request.overridden_keys.push_back(key);
   }
+  request.progress = ::isatty(STDERR_FILENO) == 1;
   return command;
 }
 

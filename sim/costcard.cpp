@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
 #include "kernels/registry.h"
 #include "sim/batch.h"
@@ -428,6 +430,53 @@ class Progress {
   double last_shown_ = 0;
 };
 
+// --shard K/N: this process runs the points whose index i has i % N == K - 1.
+struct Shard {
+  std::size_t index = 1;
+  std::size_t count = 1;
+};
+
+Shard parse_shard(const std::string& text) {
+  Shard shard;
+  char slash = 0;
+  std::istringstream in(text);
+  if (!(in >> shard.index >> slash >> shard.count) || slash != '/' || !in.eof() ||
+      shard.count < 1 || shard.index < 1 || shard.index > shard.count) {
+    throw InputError("--shard: '" + text + "' is not K/N with 1 <= K <= N");
+  }
+  return shard;
+}
+
+// What names a point in a points file: the same in every shard of the same sweep.
+std::string point_key(const RunRequest& request, bool ideal) {
+  const Problem& p = request.problem;
+  return request.kernel + " P=" + std::to_string(request.devices.size()) + " " +
+         std::to_string(p.bytes()) + "B " + to_string(p.dtype) + " " + to_string(p.op) + " on " +
+         request.platform.name + (ideal ? " (ideal)" : "");
+}
+
+// The points file: one JSON line per finished point, {"point": KEY, "run": RESULT}. A last
+// line cut short (the sweep was killed while writing it) is not a point; the others are
+// added to `kept`, by key. Returns the bytes up to the end of the last whole line.
+std::uint64_t read_points(const std::string& path, std::map<std::string, std::string>& kept) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot read the points file '" + path + "'");
+  std::uint64_t whole = 0;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (in.eof()) break;  // no newline after it: cut short
+    try {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      kept.emplace(j.at("point").get<std::string>(), j.at("run").dump());
+    } catch (const nlohmann::json::exception&) {
+      throw InputError("points file '" + path + "' line " + std::to_string(number) +
+                       " is not a point");
+    }
+    whole += line.size() + 1;
+  }
+  return whole;
+}
+
 }  // namespace
 
 double allreduce_busbw(double algbw, int ranks) {
@@ -475,6 +524,13 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         "core counts (SPMD blocks per rank) swept for the kernels that take one (host_mesh), "
         "comma-separated; the report names the smallest within 5 % of the fastest per size")(
         "csv", po::value<std::string>(), "write the points as CSV to FILE")(
+        "shard", po::value<std::string>(),
+        "K/N: run only every N-th point, starting with the K-th (1 <= K <= N)")(
+        "points", po::value<std::string>(),
+        "append every finished point to FILE as one JSON line, as soon as it is known")(
+        "resume", "skip the points already in the --points FILE (a sweep that was stopped)")(
+        "merge", po::value<std::vector<std::string>>()->multitoken(),
+        "run nothing: print the sweep (same options) from the points FILES of its shards")(
         "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
     po::options_description all;
     all.add(sweep).add(platform_options(cli_platform));
@@ -521,6 +577,19 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
     const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
     check_writable("--csv", csv_path);
+    const Shard shard = vm.count("shard") ? parse_shard(vm["shard"].as<std::string>()) : Shard{};
+    const std::string points_path = vm.count("points") ? vm["points"].as<std::string>() : "";
+    const bool resume = vm.count("resume") > 0;
+    const bool merge = vm.count("merge") > 0;
+    if (resume && points_path.empty()) throw InputError("--resume: needs the --points FILE");
+    if (merge && (!points_path.empty() || vm.count("shard"))) {
+      throw InputError("--merge: prints shards already run; it takes no --points or --shard");
+    }
+    if (!points_path.empty() && !resume && std::filesystem::exists(points_path)) {
+      throw InputError("--points: '" + points_path +
+                       "' exists; add --resume to go on with it, or remove it");
+    }
+    if (!points_path.empty() && !resume) check_writable("--points", points_path);
 
     const std::size_t element = dtype_bytes(dtype);
     std::vector<std::uint64_t> sizes;
@@ -562,15 +631,53 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
       }
     }
 
-    std::vector<BatchResult> runs;
+    // Points already run (a resumed points file, or the shards to merge), by key.
+    std::map<std::string, std::string> kept;
+    if (merge) {
+      for (const std::string& file : vm["merge"].as<std::vector<std::string>>())
+        read_points(file, kept);
+    } else if (resume && std::filesystem::exists(points_path)) {
+      // Appending goes after the last whole line: a line cut short is dropped.
+      std::filesystem::resize_file(points_path, read_points(points_path, kept));
+    }
+    std::vector<RunRequest> to_run;
+    std::vector<std::size_t> to_run_index;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (i % shard.count != shard.index - 1) continue;
+      const std::string key = point_key(requests[i], ideal);
+      const auto found = kept.find(key);
+      if (!points[i].run.error.empty()) {
+        // The card refused the point: nothing to run.
+      } else if (found != kept.end()) {
+        points[i].run = batch_result_from_json(found->second, requests[i]);
+      } else if (merge) {
+        throw InputError("--merge: the point " + key + " is in none of the files");
+      } else {
+        to_run.push_back(requests[i]);
+        to_run_index.push_back(i);
+      }
+    }
     {
+      std::ofstream points_file;
+      if (!points_path.empty()) points_file.open(points_path, std::ios::app | std::ios::binary);
       // Only the process's stderr can be a terminal; any other stream is a file or a buffer.
       Progress progress(err, &err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
-      runs = run_batch(requests, jobs, std::ref(progress));
+      const std::vector<BatchResult> runs =
+          run_batch(to_run, jobs, std::ref(progress),
+                    [&](std::size_t i, const BatchResult&, const std::string& json) {
+                      if (!points_file.is_open()) return;
+                      const nlohmann::json line = {{"point", point_key(to_run[i], ideal)},
+                                                   {"run", nlohmann::json::parse(json)}};
+                      points_file << line.dump() << "\n" << std::flush;
+                    });
+      for (std::size_t r = 0; r < runs.size(); ++r) points[to_run_index[r]].run = runs[r];
     }
+    // The points this process shows: every point, or its shard's, in sweep order.
+    std::vector<Point> shown;
     for (std::size_t i = 0; i < points.size(); ++i) {
-      if (points[i].run.error.empty()) points[i].run = runs[i];
+      if (i % shard.count == shard.index - 1) shown.push_back(points[i]);
     }
+    points = std::move(shown);
 
     out << "costcard on " << platform.name << (ideal ? " (ideal)" : "") << ", "
         << to_string(platform.topology) << ", dma.queues = " << platform.dma_queues

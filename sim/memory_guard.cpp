@@ -15,6 +15,9 @@ namespace {
 constexpr std::uint64_t kDeviceOverheadBytes = 1 << 20;
 // A schedule line or a VCD value change, with its container overhead.
 constexpr std::uint64_t kTraceRecordBytes = 128;
+// A written signal cell in its device's table; a signal costs only the cells written, which
+// for the kernels here are a few per row and per column.
+constexpr std::uint64_t kCellBytes = 48;
 
 struct Unit {
   const char* name;
@@ -41,7 +44,8 @@ MemoryEstimate estimate_memory(const RunRequest& request, const Layout& layout) 
 
   std::uint64_t signals = 0;
   for (const SignalSpec& s : layout.signals) {
-    signals += std::max<std::uint64_t>(kWindowMinimumBytes, 4ull * s.rows * s.cols);
+    const std::uint64_t cells = static_cast<std::uint64_t>(s.rows) * s.cols;
+    signals += kCellBytes * std::min<std::uint64_t>(cells, 2ull * (s.rows + s.cols));
   }
   std::uint64_t payload = 0;
   if (!request.timing_only) {
@@ -51,8 +55,7 @@ MemoryEstimate estimate_memory(const RunRequest& request, const Layout& layout) 
     }
   }
   MemoryEstimate estimate;
-  // The last device's storage grows by reallocation: its old copy lives next to the new one.
-  estimate.global_memory = ranks * (signals + payload) + payload;
+  estimate.global_memory = ranks * (signals + payload);
   estimate.staging = request.timing_only ? 0 : tensor;
   estimate.unified_buffers = request.timing_only ? 0
                                                  : ranks * static_cast<std::uint64_t>(p.core_num) *

@@ -122,7 +122,7 @@ void print_report(std::ostream& out, const RunResult& result, bool explain) {
   out << std::setprecision(3) << "simulation: " << result.simulated_operations << " operations in "
       << result.wall_seconds << " s wall (" << std::setprecision(0)
       << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
-      << " operations/s)\n";
+      << " operations/s" << (result.whole_transfers ? ", transfers timed whole" : "") << ")\n";
   out << std::setprecision(6) << std::defaultfloat;
   print_explanation(out, result);
   if (explain) print_critical_path_steps(out, result);

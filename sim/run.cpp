@@ -1,10 +1,22 @@
 #include "sim/run.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <fstream>
+#include <iostream>
+#include <iterator>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
 
 #include "kernels/elementwise.h"
 #include "kernels/registry.h"
@@ -72,23 +84,123 @@ RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
 namespace {
 
 void check_signals_clear(Platform& platform, RunResult& result) {
-  const auto& signals = platform.memory().signals;
-  for (int r = 0; r < platform.ranks(); ++r) {
-    for (std::size_t s = 0; s < signals.size(); ++s) {
-      for (int row = 0; row < signals[s].rows; ++row) {
-        for (int col = 0; col < signals[s].cols; ++col) {
-          const std::int32_t value = platform.read_cell(r, static_cast<int>(s), row, col);
-          if (value != 0 && result.signal_residue.empty()) {
-            result.signal_residue = "rank " + std::to_string(r) + " " + signals[s].name + "[" +
-                                    std::to_string(row) + "," + std::to_string(col) +
-                                    "] = " + std::to_string(value);
-          }
-        }
-      }
-    }
+  // Only cells ever written can be non-zero: the check costs what the run touched.
+  for (int r = 0; r < platform.ranks() && result.signal_residue.empty(); ++r) {
+    const std::string cell = platform.first_nonzero_cell(r);
+    if (!cell.empty()) result.signal_residue = "rank " + std::to_string(r) + " " + cell;
   }
   result.signal_clear = result.signal_residue.empty();
 }
+
+// A forked copy of the process, made before anything is elaborated, that waits while the
+// run is tried with transfers timed whole. Released, it ends quietly; told to take over, it
+// redoes the run burst by burst and carries on as the process, whose exit status this one
+// then passes on. Without a copy (fork failed) the run goes burst by burst in place.
+class Standby {
+ public:
+  Standby() {
+    int fds[2];
+    if (::pipe(fds) != 0) {
+      taking_over_ = true;
+      return;
+    }
+    std::fflush(nullptr);
+    std::cout.flush();
+    std::cerr.flush();
+    pid_ = ::fork();
+    if (pid_ < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      taking_over_ = true;
+      return;
+    }
+    if (pid_ == 0) {
+      ::close(fds[1]);
+      char go = 0;
+      ssize_t n;
+      do {
+        n = ::read(fds[0], &go, 1);
+      } while (n < 0 && errno == EINTR);
+      ::close(fds[0]);
+      if (n != 1) std::_Exit(0);  // released, or the process ended
+      taking_over_ = true;
+      return;
+    }
+    ::close(fds[0]);
+    fd_ = fds[1];
+  }
+  Standby(const Standby&) = delete;
+  Standby& operator=(const Standby&) = delete;
+  ~Standby() {
+    if (fd_ < 0) return;
+    ::close(fd_);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  bool taking_over() const { return taking_over_; }
+  [[noreturn]] void take_over() {
+    const char go = 1;
+    if (::write(fd_, &go, 1) != 1) std::_Exit(1);
+    ::close(fd_);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::_Exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  bool taking_over_ = false;
+};
+
+// The progress line of a long run: from 2 s of wall time on, twice a second, simulated time,
+// ranks finished and wall time, rewritten in place with '\r'; erased when the run ends.
+class ProgressLine {
+ public:
+  ProgressLine(const RunProgress& progress, int ranks) : progress_(progress), ranks_(ranks) {
+    thread_ = std::thread([this] { draw(); });
+  }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+    if (width_ > 0) std::fprintf(stderr, "\r%*s\r", width_, "");
+  }
+
+ private:
+  void draw() {
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (auto next = start + std::chrono::seconds(2);
+         !wake_.wait_until(lock, next, [this] { return done_; });
+         next += std::chrono::milliseconds(500)) {
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double simulated_us =
+          static_cast<double>(progress_.simulated_ps.load(std::memory_order_relaxed)) / 1e6;
+      const int finished = progress_.finished_ranks.load(std::memory_order_relaxed);
+      width_ = std::max(width_, std::fprintf(stderr,
+                                             "\rallreduce-sim: simulated %.3f us, %d/%d ranks "
+                                             "finished, %.1f s wall",
+                                             simulated_us, finished, ranks_, wall) -
+                                    1);
+      std::fflush(stderr);
+    }
+  }
+
+  const RunProgress& progress_;
+  int ranks_;
+  int width_ = 0;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -102,24 +214,10 @@ double input_value(const Problem& problem, int rank, std::uint64_t index) {
   return static_cast<double>(static_cast<int>(h % 256) - 128) / 64.0;
 }
 
-RunResult run_allreduce(const RunRequest& request) {
-  check_problem(request);
-  const KernelSpec& kernel =
-      request.kernel_spec != nullptr ? *request.kernel_spec : find_kernel(request.kernel);
-  Problem problem = request.problem;
-  problem.ranks = static_cast<int>(request.devices.size());
-  problem.rank_server.clear();
-  for (const int device : request.devices)
-    problem.rank_server.push_back(request.platform.server_of(device));
-  if (problem.core_num < 1 || problem.core_num > request.platform.vector_cores) {
-    throw InputError("--core-num " + std::to_string(problem.core_num) + ": must be 1.." +
-                     std::to_string(request.platform.vector_cores) + " (vector.cores of " +
-                     request.platform.name + ")");
-  }
-  refuse_core_num(problem, kernel);
-  const Layout layout = kernel.layout(problem);
-  check_memory(request, layout);
-
+// One simulation of a checked request; nullopt when transfers timed whole met on a resource.
+std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& kernel,
+                                  const Problem& problem, const Layout& layout,
+                                  bool whole_transfers) {
   RunResult result;
   result.request = request;
   result.request.problem = problem;
@@ -141,11 +239,14 @@ RunResult run_allreduce(const RunRequest& request) {
   }
   TraceTee sinks({vcd.get(), trace.get()});
 
+  RunProgress progress;
   Platform::Options options;
   options.timing_only = request.timing_only;
   options.faults = request.faults;
   options.record_schedule = request.record_schedule;
   options.trace = sinks.empty() ? nullptr : &sinks;
+  options.whole_transfers = whole_transfers;
+  options.progress = &progress;
   Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
                     options);
 
@@ -161,12 +262,19 @@ RunResult run_allreduce(const RunRequest& request) {
   }
 
   const auto wall_start = std::chrono::steady_clock::now();
-  const Platform::Outcome outcome = platform.run(ns(request.max_sim_time_ns));
+  Platform::Outcome outcome;
+  {
+    std::optional<ProgressLine> line;
+    if (request.progress) line.emplace(progress, problem.ranks);
+    outcome = platform.run(ns(request.max_sim_time_ns));
+  }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (vcd) vcd->close();
 
+  if (outcome.whole_transfers_conflicted) return std::nullopt;
   if (!outcome.failure.empty()) throw InputError(outcome.failure);
+  result.whole_transfers = whole_transfers;
   result.completed = outcome.completed;
   result.failure = outcome.deadlock.empty() ? outcome.timeout : outcome.deadlock;
 
@@ -177,13 +285,16 @@ RunResult run_allreduce(const RunRequest& request) {
   for (int r = 0; r < problem.ranks; ++r) {
     Device& device = platform.device(request.devices[static_cast<std::size_t>(r)]);
     for (int b = 0; b < platform.blocks(); ++b) {
-      const VectorCore& core = platform.core(r, b);
-      RankStats s = core.stats();
-      s.transfer_records = device.block_dma(b).records();
+      VectorCore& core = platform.core(r, b);
+      // Moved, not copied: at thousands of ranks the per-rank records are most of the memory.
+      RankStats s = core.release_stats();
+      s.transfer_records = device.block_dma(b).release_records();
       first_start = std::min(first_start, s.start_ps);
       last_finish = std::max(last_finish, s.finish_ps);
       result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
-      result.schedule.insert(result.schedule.end(), core.schedule().begin(), core.schedule().end());
+      std::vector<std::string> schedule = core.release_schedule();
+      result.schedule.insert(result.schedule.end(), std::make_move_iterator(schedule.begin()),
+                             std::make_move_iterator(schedule.end()));
       if (platform.blocks() == 1) {
         result.ranks.push_back(std::move(s));
       } else {
@@ -249,6 +360,35 @@ RunResult run_allreduce(const RunRequest& request) {
   result.signal_must_clear = kernel.clears_signal;
   result.correct = result.mismatch_count == 0 && (result.signal_clear || !kernel.clears_signal);
   return result;
+}
+
+RunResult run_allreduce(const RunRequest& request) {
+  check_problem(request);
+  const KernelSpec& kernel =
+      request.kernel_spec != nullptr ? *request.kernel_spec : find_kernel(request.kernel);
+  Problem problem = request.problem;
+  problem.ranks = static_cast<int>(request.devices.size());
+  problem.rank_server.clear();
+  for (const int device : request.devices)
+    problem.rank_server.push_back(request.platform.server_of(device));
+  if (problem.core_num < 1 || problem.core_num > request.platform.vector_cores) {
+    throw InputError("--core-num " + std::to_string(problem.core_num) + ": must be 1.." +
+                     std::to_string(request.platform.vector_cores) + " (vector.cores of " +
+                     request.platform.name + ")");
+  }
+  refuse_core_num(problem, kernel);
+  const Layout layout = kernel.layout(problem);
+  check_memory(request, layout);
+
+  // A waveform or a timeline observes every burst; otherwise transfers are timed whole, with a
+  // process standing by to redo the run burst by burst should they meet (SystemC runs once).
+  if (request.detailed_bursts || !request.vcd_path.empty() || !request.trace_path.empty())
+    return *simulate(request, kernel, problem, layout, false);
+  Standby standby;
+  if (standby.taking_over()) return *simulate(request, kernel, problem, layout, false);
+  std::optional<RunResult> result = simulate(request, kernel, problem, layout, true);
+  if (!result) standby.take_over();
+  return std::move(*result);
 }
 
 }  // namespace ars

@@ -24,7 +24,13 @@ struct RunRequest {
   std::string vcd_path;                     // empty: no waveform
   bool record_schedule = false;
   bool timing_only = false;  // no payload bytes, no golden check
+  // Issue every 512 B burst of a DMA transfer in its own time even where nothing observes
+  // them; by default a transfer is timed as one step with the same results.
+  bool detailed_bursts = false;
   double max_sim_time_ns = 1e10;
+  // A run lasting over 2 s wall draws a progress line on stderr, rewritten in place: for a
+  // terminal only (the command line sets it when stderr is one).
+  bool progress = false;
   std::uint64_t memory_limit_bytes = 0;  // refuse a larger run; 0: 80 % of physical memory
   Faults faults;                         // injected on purpose, to provoke failures
   // Platform keys set on the command line: the report says whether each is limiting.
@@ -67,6 +73,7 @@ struct RunResult {
   std::vector<ResourceInfo> resources;     // by id, as TransferLimit::resource refers to them
   std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations
   double wall_seconds = 0;
+  bool whole_transfers = false;  // DMA transfers were timed as one step each
   double rtol = 0;
   double atol = 0;
 };

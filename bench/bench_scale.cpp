@@ -1,0 +1,113 @@
+// How the simulator scales with the rank count: the hand ring, 1 MiB per rank, --timing-only,
+// on ring8 grown to P devices, run as the command a user types (the allreduce-sim binary next
+// to this one, stdout into a file):
+//   allreduce-sim -p ring8 --platform.devices P -d 0,...,P-1 -k ring --size 1MiB --timing-only
+//
+// Counters: process_wall_s (the whole process: elaboration, simulation, report),
+// sim_wall_s and sim_ops_per_s (the simulation alone, from the report's last lines) and
+// peak_rss_MiB (the process's peak resident memory, from wait4). Targets, not asserted:
+// P = 1024 within 10 s and 1.5 GB, P = 4096 within 60 s and 6 GB, ops/s at P = 1024 within
+// 2x of P = 8.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+namespace ars {
+namespace {
+
+struct ProcessRun {
+  bool ok = false;
+  double wall_seconds = 0;
+  double peak_rss_mib = 0;
+  std::string out;
+};
+
+ProcessRun run_command(std::vector<std::string> args) {
+  const std::filesystem::path binary =
+      std::filesystem::read_symlink("/proc/self/exe").parent_path() / "allreduce-sim";
+  const std::string out_path =
+      (std::filesystem::temp_directory_path() / ("bench_scale." + std::to_string(::getpid())))
+          .string();
+  args.insert(args.begin(), binary.string());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ProcessRun run;
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return run;
+  int status = 0;
+  rusage usage{};
+  ::wait4(pid, &status, 0, &usage);
+  run.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  std::ifstream in(out_path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  run.out = text.str();
+  std::filesystem::remove(out_path);
+  run.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return run;
+}
+
+void RingTimingOnly(benchmark::State& state, const std::string& platform) {
+  const int ranks = static_cast<int>(state.range(0));
+  std::string devices;
+  for (int d = 0; d < ranks; ++d) devices += (d == 0 ? "" : ",") + std::to_string(d);
+  const std::vector<std::string> args = {
+      "-p",     platform, "--platform.devices", std::to_string(ranks), "-d", devices, "-k", "ring",
+      "--size", "1MiB",   "--timing-only"};
+  double process_seconds = 0, simulation_seconds = 0, operations = 0, peak = 0;
+  for (auto _ : state) {
+    const ProcessRun run = run_command(args);
+    // "simulation: N operations in S s wall (...)"
+    const std::size_t at = run.out.find("simulation: ");
+    double ops = 0, seconds = 0;
+    if (!run.ok || at == std::string::npos ||
+        std::sscanf(run.out.c_str() + at, "simulation: %lf operations in %lf", &ops, &seconds) !=
+            2) {
+      state.SkipWithError("the ring did not run to the end");
+      return;
+    }
+    state.SetIterationTime(run.wall_seconds);
+    process_seconds += run.wall_seconds;
+    simulation_seconds += seconds;
+    operations += ops;
+    peak = std::max(peak, run.peak_rss_mib);
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["process_wall_s"] = process_seconds / iterations;
+  state.counters["sim_wall_s"] = simulation_seconds / iterations;
+  state.counters["sim_ops_per_s"] = operations / simulation_seconds;
+  state.counters["peak_rss_MiB"] = peak;
+}
+BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("ring8"))
+    ->Arg(8)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+
+}  // namespace
+}  // namespace ars

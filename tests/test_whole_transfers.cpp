@@ -1,0 +1,125 @@
+// Timing a DMA transfer as one step (the default where no waveform observes the bursts) gives
+// the same bytes as issuing every burst in its own time (--detailed-bursts): for every
+// registered kernel on every topology, with real data, the JSON (per-rank and per-round
+// records, device time, result) and the printed tables are identical. Where transfers meet on
+// a shared resource the run is redone burst by burst, so the two agree there as well.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/registry.h"
+#include "tests/run_process.h"
+
+namespace ars {
+namespace {
+
+using test::ScratchDir;
+
+struct Topology {
+  const char* platform;
+  const char* devices;
+};
+
+// Every topology, with devices spread so that paths have several hops where they can.
+const Topology kTopologies[] = {
+    {"a2a3", "0,1,2,3"},
+    {"a2a3-910b2", "0,2,5,7"},
+    {"ring8", "0,1,2,3"},
+    {"ring8", "0,3,4,6"},
+    {"switch16", "0,5,10,15"},
+    {"a2a3-cluster", "0,1,8,9"},
+    {"a2a3-cluster", "0,17,40,127"},
+    {"a3-superpod", "0,1,16,200"},
+};
+
+std::string mode_of(const std::string& kernel) {
+  return kernel.find("ring") != std::string::npos ? "ring" : "mesh";
+}
+
+// The report without its wall-time line, which differs from run to run.
+std::string tables(const std::string& out) {
+  std::string kept;
+  std::size_t begin = 0;
+  while (begin < out.size()) {
+    std::size_t end = out.find('\n', begin);
+    end = end == std::string::npos ? out.size() : end + 1;
+    if (out.compare(begin, 11, "simulation:") != 0) kept += out.substr(begin, end - begin);
+    begin = end;
+  }
+  return kept;
+}
+
+struct Outputs {
+  test::ProcessResult run;
+  std::string json;
+};
+
+Outputs run(std::vector<std::string> args, bool detailed) {
+  ScratchDir dir;
+  args.insert(args.end(), {"--json", dir / "run.json"});
+  if (detailed) args.push_back("--detailed-bursts");
+  Outputs outputs{test::run_binary(args), ""};
+  outputs.json = test::read_file(dir / "run.json");
+  return outputs;
+}
+
+void expect_same_both_ways(const std::vector<std::string>& args) {
+  const Outputs whole = run(args, false);
+  const Outputs detailed = run(args, true);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  EXPECT_EQ(detailed.run.exit_code, 0) << detailed.run.err;
+  EXPECT_NE(detailed.run.out.find("simulation:"), std::string::npos);
+  EXPECT_EQ(detailed.run.out.find("transfers timed whole"), std::string::npos);
+  EXPECT_FALSE(whole.json.empty());
+  EXPECT_TRUE(whole.json == detailed.json) << "JSON differs";
+  EXPECT_EQ(tables(whole.run.out), tables(detailed.run.out));
+}
+
+class WholeTransfers : public ::testing::TestWithParam<Topology> {};
+
+TEST_P(WholeTransfers, EveryKernelGivesTheBurstByBurstBytes) {
+  const Topology& topology = GetParam();
+  for (const KernelSpec& kernel : kernel_registry()) {
+    // One tile and several tiles per slice (a 16 KiB tile holds 4096 FP32 elements).
+    for (const char* size : {"1024", "24576"}) {
+      SCOPED_TRACE(std::string(kernel.name) + " on " + topology.platform + " -d " +
+                   topology.devices + " --size " + size);
+      expect_same_both_ways({"-p", topology.platform, "-d", topology.devices, "-k", kernel.name,
+                             "--mode", mode_of(kernel.name), "--size", size});
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Topologies, WholeTransfers, ::testing::ValuesIn(kTopologies),
+                         [](const ::testing::TestParamInfo<Topology>& info) {
+                           std::string name =
+                               std::string(info.param.platform) + "_" + std::to_string(info.index);
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+// The symmetric ring on a ring of its own size never shares a resource between two transfers
+// at once, so there the transfers really are timed whole, and the bytes still agree.
+TEST(WholeTransfers, TheSymmetricRingIsTimedWholeWithTheSameBytes) {
+  const std::vector<std::string> args = {"-p", "ring8", "-d",     "0,1,2,3,4,5,6,7",
+                                         "-k", "ring",  "--size", "65536"};
+  const Outputs whole = run(args, false);
+  EXPECT_NE(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
+  expect_same_both_ways(args);
+}
+
+// Pulls of several peers at once from one memory meet on its port: the run is redone burst
+// by burst, and says so by not claiming whole transfers.
+TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
+  const Outputs whole = run(
+      {"-p", "a2a3", "-d", "0,1,2,3", "-k", "mesh", "--size", "4096", "--dma.queues", "4"}, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  EXPECT_EQ(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
+  EXPECT_NE(whole.run.out.find("\nOK\n"), std::string::npos) << whole.run.out;
+}
+
+}  // namespace
+}  // namespace ars
