@@ -125,6 +125,17 @@ INSTANTIATE_TEST_SUITE_P(Kernels, IdealCard,
                                                               std::uint64_t{512 * 1024})),
                          ideal_point_name);
 
+// rhd folds the ranks beyond a power of two in and out, the hierarchical kernel's chunks are
+// uneven: sizes that no P divides, at P that are not powers of two.
+INSTANTIATE_TEST_SUITE_P(NonPowerOfTwo, IdealCard,
+                         ::testing::Combine(::testing::Values("a2a3"),
+                                            ::testing::Values("rhd", "hierarchical"),
+                                            ::testing::Values(3, 5, 6, 7),
+                                            ::testing::Values(std::uint64_t{1028},
+                                                              std::uint64_t{16388},
+                                                              std::uint64_t{524292})),
+                         ideal_point_name);
+
 // The calibrated profile charges notify, flush, pipe-barrier and invalidate costs, launch skew
 // and posted stores: --ideal must take away exactly what the cards leave out, nothing more.
 INSTANTIATE_TEST_SUITE_P(Calibrated, IdealCard,
