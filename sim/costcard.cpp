@@ -330,6 +330,44 @@ void print_crossovers(std::ostream& out, const std::vector<Point>& points,
   }
 }
 
+// Which of the algorithms collective libraries run at scale wins, per P and size, as runs of
+// sizes with the same winner; the cards' verdict beside it.
+void print_fastest(std::ostream& out, const std::vector<Point>& points,
+                   const std::vector<int>& ranks, const std::vector<std::uint64_t>& sizes,
+                   std::size_t element) {
+  const std::vector<std::string> contenders = {"ring", "rhd", "hierarchical"};
+  const bool any = std::any_of(points.begin(), points.end(), [&](const Point& p) {
+    return std::find(contenders.begin(), contenders.end(), p.kernel) != contenders.end();
+  });
+  if (!any) return;
+  out << "\nFastest of ring, rhd and hierarchical per P and size (simulated; cards):\n";
+  for (int p : ranks) {
+    std::vector<std::vector<double>> ns(contenders.size()), card(contenders.size());
+    for (std::size_t k = 0; k < contenders.size(); ++k) {
+      for (std::uint64_t elements : sizes) {
+        const Point* point = find_point(points, contenders[k], p, elements);
+        ns[k].push_back(point ? point->run.result.device_time_ns : std::nan(""));
+        card[k].push_back(point ? point->card.time_ns : std::nan(""));
+      }
+    }
+    const auto winners = find_fastest(ns);
+    const auto card_winners = find_fastest(card);
+    out << "  P = " << p << ":";
+    for (std::size_t i = 0; i < sizes.size();) {
+      std::size_t j = i;
+      while (j < sizes.size() && winners[j] == winners[i] && card_winners[j] == card_winners[i])
+        ++j;
+      const std::string name = winners[i] ? contenders[*winners[i]] : "none ran";
+      const std::string card_name = card_winners[i] ? contenders[*card_winners[i]] : "none";
+      out << (i == 0 ? " " : ", ") << name << " at " << human_bytes(sizes[i] * element);
+      if (j - 1 > i) out << ".." << human_bytes(sizes[j - 1] * element);
+      out << " (cards: " << card_name << ")";
+      i = j;
+    }
+    out << "\n";
+  }
+}
+
 std::string csv(const std::vector<Point>& points, bool ideal) {
   std::ostringstream out;
   out << "kernel,P,dtype,op,bytes_per_rank,time_ns,card_time_ns,deviation_pct,remote_read_bytes,"
@@ -389,6 +427,20 @@ class Progress {
 
 double allreduce_busbw(double algbw, int ranks) {
   return algbw * 2.0 * (ranks - 1) / ranks;
+}
+
+std::vector<std::optional<std::size_t>> find_fastest(
+    const std::vector<std::vector<double>>& ns_by_kernel) {
+  const std::size_t sizes = ns_by_kernel.empty() ? 0 : ns_by_kernel.front().size();
+  std::vector<std::optional<std::size_t>> fastest(sizes);
+  for (std::size_t i = 0; i < sizes; ++i) {
+    for (std::size_t k = 0; k < ns_by_kernel.size(); ++k) {
+      const double t = ns_by_kernel[k][i];
+      if (std::isnan(t)) continue;
+      if (!fastest[i] || t < ns_by_kernel[*fastest[i]][i]) fastest[i] = k;
+    }
+  }
+  return fastest;
 }
 
 std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,
@@ -514,6 +566,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     print_points(out, points, vm.count("rounds") > 0);
     print_nccl_tables(out, points);
     print_crossovers(out, points, ranks, sizes, element);
+    print_fastest(out, points, ranks, sizes, element);
 
     int card_failures = 0;
     int time_misses = 0;
