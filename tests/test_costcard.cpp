@@ -264,6 +264,16 @@ TEST(Crossover, FinderTakesTheSizeFromWhichTheRingStaysAhead) {
   EXPECT_EQ(find_crossover({5, 5}, {1, 1}), std::optional<std::size_t>(0));
 }
 
+TEST(Fastest, PicksTheQuickestKernelThatRanAtEachSize) {
+  const double none = std::nan("");
+  const auto fastest = find_fastest({{3, none, 1, none}, {2, 5, none, none}, {4, 4, 1, none}});
+  ASSERT_EQ(fastest.size(), 4u);
+  EXPECT_EQ(fastest[0], std::optional<std::size_t>(1));
+  EXPECT_EQ(fastest[1], std::optional<std::size_t>(2));
+  EXPECT_EQ(fastest[2], std::optional<std::size_t>(0));  // a tie goes to the first listed
+  EXPECT_EQ(fastest[3], std::nullopt);
+}
+
 TEST(Busbw, IsAlgbwTimesTwoPMinusOneOverP) {
   EXPECT_DOUBLE_EQ(allreduce_busbw(10.0, 2), 10.0);
   EXPECT_DOUBLE_EQ(allreduce_busbw(10.0, 4), 15.0);
