@@ -82,28 +82,16 @@ class ClusterKernel : public testing::TestWithParam<Case> {};
 
 TEST_P(ClusterKernel, ReducesExactlyWithTheCountedTraffic) {
   const Case& c = GetParam();
-  const RunResult result = run_allreduce(request_for(c));
-  ASSERT_TRUE(result.completed) << result.failure;
-  ASSERT_TRUE(result.checked);
-  EXPECT_TRUE(result.correct) << result.mismatch_count << " mismatches, first at rank "
-                              << result.mismatches.front().rank << " index "
-                              << result.mismatches.front().index << ": got "
-                              << result.mismatches.front().got << ", expected "
-                              << result.mismatches.front().expected;
-  ASSERT_EQ(result.ranks.size(), static_cast<std::size_t>(c.ranks));
   const std::uint64_t element = dtype_bytes(c.dtype);
-  for (const RankStats& s : result.ranks) {
-    SCOPED_TRACE("rank " + std::to_string(s.rank));
-    const bool rhd = c.kernel == "rhd";
-    const std::uint64_t pulled = rhd ? rhd_pulled(s.rank, c.ranks, c.elements)
-                                     : hierarchical_pulled(s.rank, c.ranks, c.elements);
-    const std::uint64_t syncs =
-        rhd ? rhd_syncs(s.rank, c.ranks) : 2 * static_cast<std::uint64_t>(c.ranks - 1);
-    EXPECT_EQ(s.remote_read_bytes, pulled * element);
-    EXPECT_EQ(s.remote_write_bytes, 0u);
-    EXPECT_EQ(s.notifies, syncs);
-    EXPECT_EQ(s.waits, syncs);
-  }
+  test::expect_golden_and_traffic(run_allreduce(request_for(c)), c.ranks, [&](int rank) {
+    if (c.kernel == "rhd") {
+      const std::uint64_t syncs = rhd_syncs(rank, c.ranks);
+      return test::RankTraffic{rhd_pulled(rank, c.ranks, c.elements) * element, syncs, syncs};
+    }
+    const auto syncs = 2 * static_cast<std::uint64_t>(c.ranks - 1);
+    return test::RankTraffic{hierarchical_pulled(rank, c.ranks, c.elements) * element, syncs,
+                             syncs};
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, ClusterKernel, testing::ValuesIn(cases()),
