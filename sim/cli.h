@@ -29,6 +29,11 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
 // "64" is 64 elements; "16KiB", "4MiB", "512B" are bytes per rank.
 std::uint64_t parse_size(const std::string& text, DType dtype);
 
+// `-d`: comma-separated devices and ranges ("0-7,16-23"), or "all" of the platform's
+// `platform_devices`; ranks follow the listed order. InputError for an empty item, a
+// reversed range, a device listed twice or one outside the topology.
+std::vector<int> parse_devices(const std::string& text, int platform_devices);
+
 // "fp32"/"fp16" and "sum"/"max"/"min"/"prod" (any case); InputError otherwise.
 DType parse_dtype(const std::string& text);
 ReduceOp parse_op(const std::string& text);
