@@ -200,6 +200,10 @@ const BadInput kRows[] = {
      {"--inter", "ring"},
      nullptr,
      "--inter: builtin_mesh has no inter-server phase"},
+    {"HierarchicalUnequalServers",
+     {"-p", "a2a3-cluster", "-d", "0-8", "-k", "hierarchical"},
+     nullptr,
+     "hierarchical: servers hold unequal rank counts (server 0 has 8, server 1 has 1)"},
     {"MeshSignalShapeWrong", {"--signal-shape", "2,2"}, nullptr, "got [2,2]"},
     {"RingSignalShapeWrong", {"--mode", "ring", "--signal-shape", "4,1"}, nullptr, "got [4,1]"},
     // Found while the simulation runs: a rank touches a cell outside a too-short signal.

@@ -12,6 +12,11 @@
 //   hierarchical on one server of D = P ranks, local index i, chunk c = [floor(cn/D),
 //     floor((c+1)n/D)): the reduce-scatter pulls chunk i from D-1 peers, the all-gather the D-1
 //     other chunks: (D-1)|chunk i| + n - |chunk i|. Notifies = waits = 2(D-1) (two barriers).
+//   hierarchical on S servers of D ranks, rank at server s with local index i, c = |chunk i|:
+//     the server phases as above, (D-1)c + n - c, plus the inter phase on c elements among S:
+//     ring 2c - |part (s-1) mod S| - |part s| (the RS rounds pull every part but s-1, the AG
+//     rounds every part but s; part j = [floor(jc/S), floor((j+1)c/S))), rhd as rhd above with
+//     rank s of S on c elements. Notifies = waits = 2(D-1) + the inter phase's (ring 2(S-1)).
 // Nothing is written remotely.
 #include <gtest/gtest.h>
 
@@ -20,7 +25,9 @@
 #include <vector>
 
 #include "kernels/hierarchical.h"
+#include "kernels/registry.h"
 #include "kernels/rhd.h"
+#include "sim/config.h"
 #include "sim/run.h"
 #include "tests/kernel_case.h"
 
@@ -96,6 +103,149 @@ TEST_P(ClusterKernel, ReducesExactlyWithTheCountedTraffic) {
 
 INSTANTIATE_TEST_SUITE_P(Matrix, ClusterKernel, testing::ValuesIn(cases()),
                          [](const auto& info) { return test::case_name(info.param); });
+
+// --- on clusters and a SuperPod ---
+
+struct Machine {
+  const char* name;
+  const char* platform;
+  int servers;  // or SuperPod nodes
+  int per_server;
+};
+
+// Two and four servers (power-of-two server counts), three (not), and a SuperPod of 2 nodes.
+const Machine kMachines[] = {{"cluster2x4", "a2a3-cluster", 2, 4},
+                             {"cluster4x8", "a2a3-cluster", 4, 8},
+                             {"cluster3x4", "a2a3-cluster", 3, 4},
+                             {"superpod2x8", "a3-superpod", 2, 8}};
+
+struct ClusterCase {
+  Machine machine;
+  std::string kernel;
+  std::string inter;  // hierarchical's --inter; empty: not given
+  ReduceOp op;
+  DType dtype;
+  std::uint64_t elements;
+};
+
+void PrintTo(const ClusterCase& c, std::ostream* out) {
+  *out << c.machine.name << "_" << c.kernel << c.inter;
+}
+
+RunRequest cluster_request(const ClusterCase& c) {
+  RunRequest request;
+  request.platform = load_platform(resolve_platform_path(c.machine.platform),
+                                   boost::program_options::variables_map());
+  if (std::string(c.machine.platform) == "a2a3-cluster") {
+    request.platform.cluster_servers = c.machine.servers;
+    request.platform.cluster_npus_per_server = c.machine.per_server;
+  } else {
+    request.platform.superpod_nodes = c.machine.servers;
+    request.platform.superpod_npus_per_node = c.machine.per_server;
+  }
+  request.platform.devices = static_cast<int>(request.platform.structural_devices());
+  for (int d = 0; d < request.platform.devices; ++d) request.devices.push_back(d);
+  request.kernel = c.kernel;
+  request.problem.inter = c.inter;
+  request.problem.op = c.op;
+  request.problem.dtype = c.dtype;
+  request.problem.elements = c.elements;
+  return request;
+}
+
+// Elements the ring among `size` ranks pulls at position `position` on `elements`.
+std::uint64_t ring_pulled(int position, int size, std::uint64_t elements) {
+  const auto part = [&](int j) {
+    const auto s = static_cast<std::uint64_t>(size);
+    const auto k = static_cast<std::uint64_t>((j + size) % size);
+    return (k + 1) * elements / s - k * elements / s;
+  };
+  return 2 * elements - part(position - 1) - part(position);
+}
+
+std::vector<ClusterCase> cluster_cases() {
+  std::vector<ClusterCase> out;
+  for (const Machine& m : kMachines) {
+    for (const auto& [kernel, inter] : std::vector<std::pair<std::string, std::string>>{
+             {"rhd", ""}, {"hierarchical", ""}, {"hierarchical", "rhd"}}) {
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod}) {
+        for (DType dtype : {DType::FP32, DType::FP16}) {
+          for (std::uint64_t n : {1, 4097}) out.push_back({m, kernel, inter, op, dtype, n});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+class OnACluster : public testing::TestWithParam<ClusterCase> {};
+
+TEST_P(OnACluster, ReducesExactlyWithTheCountedTraffic) {
+  const ClusterCase& c = GetParam();
+  const int servers = c.machine.servers;
+  const int per_server = c.machine.per_server;
+  const int ranks = servers * per_server;
+  const std::uint64_t element = dtype_bytes(c.dtype);
+  const std::uint64_t n = c.elements;
+  test::expect_golden_and_traffic(run_allreduce(cluster_request(c)), ranks, [&](int rank) {
+    if (c.kernel == "rhd") {
+      const std::uint64_t syncs = rhd_syncs(rank, ranks);
+      return test::RankTraffic{rhd_pulled(rank, ranks, n) * element, syncs, syncs};
+    }
+    // Devices are numbered server by server: rank = server x D + local index.
+    const int server = rank / per_server;
+    const int local = rank % per_server;
+    const auto d = static_cast<std::uint64_t>(per_server);
+    const auto i = static_cast<std::uint64_t>(local);
+    const std::uint64_t chunk = (i + 1) * n / d - i * n / d;
+    std::uint64_t pulled = (d - 1) * chunk + n - chunk;
+    std::uint64_t syncs = 2 * (d - 1);
+    if (c.inter == "rhd") {
+      pulled += rhd_pulled(server, servers, chunk);
+      syncs += rhd_syncs(server, servers);
+    } else {
+      pulled += servers > 1 ? ring_pulled(server, servers, chunk) : 0;
+      syncs += 2 * static_cast<std::uint64_t>(servers - 1);
+    }
+    return test::RankTraffic{pulled * element, syncs, syncs};
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Machines, OnACluster, testing::ValuesIn(cluster_cases()),
+                         [](const auto& info) {
+                           const ClusterCase& c = info.param;
+                           return std::string(c.machine.name) + "_" + c.kernel +
+                                  (c.inter.empty() ? "" : "_inter_" + c.inter) + "_" +
+                                  to_string(c.op) + "_" + to_string(c.dtype) + "_N" +
+                                  std::to_string(c.elements);
+                         });
+
+// Every kernel on 4 servers x 8 NPUs (32 ranks; host_ring's contract stops at 16) against the
+// golden: a rank is the device listed in -d, whatever the topology.
+class EveryKernelOnFourServers : public testing::TestWithParam<std::string> {};
+
+TEST_P(EveryKernelOnFourServers, MatchesTheGolden) {
+  ClusterCase c{kMachines[1], GetParam(), "", ReduceOp::Sum, DType::FP32, 32 * 129};
+  RunRequest request = cluster_request(c);
+  request.problem.mode = c.kernel == "builtin_ring" ? "ring" : "mesh";
+  if (c.kernel == "host_ring") {
+    EXPECT_THROW(run_allreduce(request), InputError);
+    return;
+  }
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.completed) << result.failure;
+  EXPECT_TRUE(result.correct) << result.mismatch_count << " mismatches";
+}
+
+std::vector<std::string> registered_kernels() {
+  std::vector<std::string> names;
+  for (const KernelSpec& k : kernel_registry()) names.push_back(k.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryKernelOnFourServers,
+                         testing::ValuesIn(registered_kernels()),
+                         [](const auto& info) { return info.param; });
 
 // Rank 5 of 8 on 64 elements, by hand: distance 4 (bit set) keeps the upper half [32, 64)
 // from partner 1, distance 2 (clear) the lower [32, 48) from 7, distance 1 (set) the upper

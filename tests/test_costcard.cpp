@@ -136,6 +136,15 @@ INSTANTIATE_TEST_SUITE_P(NonPowerOfTwo, IdealCard,
                                                               std::uint64_t{524292})),
                          ideal_point_name);
 
+// The algorithms run at scale on the 16-server cluster: the scale-out hop (NIC, leaf, spine)
+// is in their cards through the fabric's route of every pair.
+INSTANTIATE_TEST_SUITE_P(Cluster, IdealCard,
+                         ::testing::Combine(::testing::Values("a2a3-cluster"),
+                                            ::testing::Values("ring", "rhd", "hierarchical"),
+                                            ::testing::Values(16, 64, 128),
+                                            ::testing::Values(std::uint64_t{256 * 1024})),
+                         ideal_point_name);
+
 // The calibrated profile charges notify, flush, pipe-barrier and invalidate costs, launch skew
 // and posted stores: --ideal must take away exactly what the cards leave out, nothing more.
 INSTANTIATE_TEST_SUITE_P(Calibrated, IdealCard,
