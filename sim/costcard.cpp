@@ -205,11 +205,11 @@ std::string attribution(const Point& p) {
 }
 
 void print_points(std::ostream& out, const std::vector<Point>& points, bool per_round) {
-  out << "kernel         P      bytes     time_ns     card_ns    dev%  remote_B/card      "
+  out << "kernel             P      bytes     time_ns     card_ns    dev%  remote_B/card      "
          "rounds/card  notifies/card  waits/card  ns/round (card)\n";
   for (const Point& p : points) {
     const std::uint64_t bytes = p.elements * dtype_bytes(p.run.result.request.problem.dtype);
-    out << std::left << std::setw(12) << p.kernel << std::right << std::setw(4) << p.ranks
+    out << std::left << std::setw(16) << p.kernel << std::right << std::setw(4) << p.ranks
         << std::setw(11) << human_bytes(bytes);
     if (!p.run.error.empty() || !p.run.result.completed) {
       out << "  not run: " << (p.run.error.empty() ? p.run.result.failure : p.run.error) << "\n";
@@ -335,12 +335,13 @@ void print_crossovers(std::ostream& out, const std::vector<Point>& points,
 void print_fastest(std::ostream& out, const std::vector<Point>& points,
                    const std::vector<int>& ranks, const std::vector<std::uint64_t>& sizes,
                    std::size_t element) {
-  const std::vector<std::string> contenders = {"ring", "rhd", "hierarchical"};
+  const std::vector<std::string> contenders = {"ring", "rhd", "hierarchical", "hierarchical/rhd"};
   const bool any = std::any_of(points.begin(), points.end(), [&](const Point& p) {
     return std::find(contenders.begin(), contenders.end(), p.kernel) != contenders.end();
   });
   if (!any) return;
-  out << "\nFastest of ring, rhd and hierarchical per P and size (simulated; cards):\n";
+  out << "\nFastest of ring, rhd and hierarchical (/rhd: --inter rhd) per P and size (simulated; "
+         "cards):\n";
   for (int p : ranks) {
     std::vector<std::vector<double>> ns(contenders.size()), card(contenders.size());
     for (std::size_t k = 0; k < contenders.size(); ++k) {
@@ -474,7 +475,10 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         "time must then equal its card within 1 %")(
         "rounds", "print every round of the slowest rank, measured and card")(
         "csv", po::value<std::string>(), "write the points as CSV to FILE")(
-        "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
+        "jobs,j", po::value<int>()->default_value(2), "simulations run at once")(
+        "inter", po::value<std::string>(),
+        "the hierarchical kernel's allreduce between servers, ring (default) or rhd; with rhd "
+        "its points are named hierarchical/rhd");
     po::options_description all;
     all.add(sweep).add(platform_options(cli_platform));
     const po::variables_map vm = parse_arguments(argc, argv, all);
@@ -504,6 +508,15 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
     const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
     check_writable("--csv", csv_path);
+    const std::string inter = vm.count("inter") ? vm["inter"].as<std::string>() : "";
+    if (!inter.empty() && inter != "ring" && inter != "rhd") {
+      throw InputError("--inter: unknown algorithm '" + inter + "' (ring or rhd)");
+    }
+    if (!inter.empty() &&
+        std::find(kernels.begin(), kernels.end(), "hierarchical") == kernels.end()) {
+      throw InputError(
+          "--inter: only the hierarchical kernel takes it, and --kernels does not list it");
+    }
 
     const std::size_t element = dtype_bytes(dtype);
     std::vector<std::uint64_t> sizes;
@@ -525,8 +538,9 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
           request.problem.op = op;
           request.problem.mode = kernel.find("ring") != std::string::npos ? "ring" : "mesh";
           request.kernel = kernel;
+          if (kernel == "hierarchical") request.problem.inter = inter;
           Point& point = points.emplace_back();
-          point.kernel = kernel;
+          point.kernel = kernel + (request.problem.inter == "rhd" ? "/rhd" : "");
           point.ranks = p;
           point.elements = elements;
           try {

@@ -358,6 +358,22 @@ TEST(CostcardCommand, CrossoverOnASyntheticPlatform) {
   }
 }
 
+// Two servers of 8: hierarchical pays two server barriers and one exchange of N/8 over the
+// NICs, where rhd pays four steps (three over HCCS, one over the NIC) of halving and doubling
+// and the ring 30 neighbour rounds: hierarchical wins at both sizes, in the runs and the cards.
+TEST(CostcardCommand, ReportsTheFastestOfTheAlgorithmsAtScale) {
+  std::string out;
+  ASSERT_EQ(run_binary("costcard -p a2a3-cluster --kernels ring,rhd,hierarchical --inter rhd "
+                       "--ranks 16 -b 64KiB -e 128KiB --ideal",
+                       out),
+            0)
+      << out;
+  EXPECT_NE(out.find("hierarchical/rhd  16      64KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("  P = 16: hierarchical/rhd at 64KiB..128KiB (cards: hierarchical/rhd)\n"),
+            std::string::npos)
+      << out;
+}
+
 TEST(CostcardCommand, BadInputIsAOneLineErrorWithCode2) {
   std::string out;
   EXPECT_EQ(run_binary("costcard --ranks 1", out), 2);
@@ -365,6 +381,8 @@ TEST(CostcardCommand, BadInputIsAOneLineErrorWithCode2) {
   EXPECT_EQ(run_binary("costcard --kernels barrier", out), 2);
   EXPECT_EQ(run_binary("costcard -b 4KiB -e 1KiB", out), 2);
   EXPECT_EQ(run_binary("costcard --link.bandwidth_GBps 0", out), 2);
+  EXPECT_EQ(run_binary("costcard --kernels ring --inter rhd", out), 2);
+  EXPECT_EQ(run_binary("costcard --kernels hierarchical --inter tree", out), 2);
 }
 
 }  // namespace
