@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """busbw per algorithm, P and size from a cost-card sweep, one panel per P.
 
-  plot_cluster_busbw.py COSTCARD.csv OUT.png [--title TEXT] [--limit LABEL=GBps ...]
+  plot_cluster_busbw.py OUT.png COSTCARD.csv [COSTCARD.csv ...] [--title TEXT]
+                        [--limit LABEL=GBps ...]
 
-COSTCARD.csv comes from `allreduce-sim costcard --csv`; every kernel in it gets a line of
+Each COSTCARD.csv comes from `allreduce-sim costcard --csv`; every kernel in them gets a line of
 busbw (GB/s) against bytes per rank. Each --limit draws a dashed horizontal line, e.g. the
 rate of the link that bounds the busbw. Needs Debian's python3-matplotlib; run with Debian's
 /usr/bin/python3.
@@ -27,19 +28,20 @@ def human(size):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv")
     parser.add_argument("out")
+    parser.add_argument("csv", nargs="+")
     parser.add_argument("--title", default="")
     parser.add_argument("--limit", action="append", default=[], help="LABEL=GBps")
     args = parser.parse_args()
 
     by_p = defaultdict(lambda: defaultdict(list))
-    with open(args.csv, newline="") as f:
-        for row in csv.DictReader(f):
-            by_p[int(row["P"])][row["kernel"]].append(
-                (int(row["bytes_per_rank"]), float(row["busbw_GBps"])))
+    for path in args.csv:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                by_p[int(row["P"])][row["kernel"]].append(
+                    (int(row["bytes_per_rank"]), float(row["busbw_GBps"])))
     if not by_p:
-        raise SystemExit(f"{args.csv}: no points")
+        raise SystemExit(f"{' '.join(args.csv)}: no points")
     limits = []
     for item in args.limit:
         label, _, value = item.partition("=")
