@@ -160,6 +160,11 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "hierarchical only: the allreduce between servers, ring (default) or rhd")(
       "json", po::value<std::string>(), "write the run as JSON to FILE")(
       "vcd", po::value<std::string>(), "write a VCD waveform (1 ns unit) to FILE")(
+      "trace", po::value<std::string>(),
+      "write a timeline (Chrome Trace Event JSON, opens in ui.perfetto.dev) to FILE")(
+      "trace-devices", po::value<std::string>(),
+      "the devices --trace shows (same list syntax as -d); default: all that take part")(
+      "explain", "print the critical path step by step, across ranks")(
       "dump-schedule", po::value<std::string>(), "write every rank's executed operations to FILE")(
       "timing-only", "move no payload bytes (no golden check): for large scale studies")(
       "max-sim-time", po::value<double>()->default_value(1e10),
@@ -172,7 +177,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "inject a fault (repeatable): drop-notify:RANK:INDEX, notify-value:RANK:INDEX:VALUE, "
       "skip-wait:RANK:INDEX (INDEX counts the rank's notifies or waits from 0), stall:RANK");
   po::options_description all;
-  all.add(run).add(platform_options(cli_platform));
+  const po::options_description platform_keys = platform_options(cli_platform);
+  all.add(run).add(platform_keys);
 
   const po::variables_map vm = parse_arguments(argc, argv, all);
   if (vm.count("help")) {
@@ -239,6 +245,34 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     request.vcd_path = vm["vcd"].as<std::string>();
   }
   request.record_schedule = !command.schedule_path.empty();
+  if (vm.count("trace")) {
+    check_writable("--trace", vm["trace"].as<std::string>());
+    request.trace_path = vm["trace"].as<std::string>();
+  }
+  if (vm.count("trace-devices")) {
+    if (request.trace_path.empty()) throw InputError("--trace-devices: needs --trace FILE");
+    try {
+      request.trace_devices =
+          parse_devices(vm["trace-devices"].as<std::string>(), request.platform.devices);
+    } catch (const InputError& e) {
+      // parse_devices names -d; the list at fault here is --trace-devices'.
+      const std::string what = e.what();
+      throw InputError("--trace-devices: " + (what.rfind("-d: ", 0) == 0 ? what.substr(4) : what));
+    }
+    for (const int device : request.trace_devices) {
+      if (std::find(request.devices.begin(), request.devices.end(), device) ==
+          request.devices.end()) {
+        throw InputError("--trace-devices: device " + std::to_string(device) +
+                         " does not take part in the run (-d " + vm["devices"].as<std::string>() +
+                         ")");
+      }
+    }
+  }
+  command.explain = vm.count("explain") > 0;
+  for (const auto& [key, value] : vm) {
+    if (!value.defaulted() && platform_keys.find_nothrow(key, false) != nullptr)
+      request.overridden_keys.push_back(key);
+  }
   return command;
 }
 
@@ -255,7 +289,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     const std::string& schedule_path = command.schedule_path;
     vcd_path = request.vcd_path;
     const RunResult result = run_allreduce(request);
-    print_report(out, result);
+    print_report(out, result, command.explain);
     if (!json_path.empty()) write_file(json_path, to_json(result));
     if (!schedule_path.empty()) write_file(schedule_path, schedule_text(result));
     return result.completed && (result.correct || !result.checked) ? 0 : 1;

@@ -19,6 +19,7 @@ struct CommandLine {
   RunRequest request;
   std::string json_path;      // empty: no JSON
   std::string schedule_path;  // empty: no schedule dump
+  bool explain = false;       // print the critical path step by step
 };
 
 // Throws InputError for a bad option, value, config file or output path; runs nothing.

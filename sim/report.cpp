@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/critical_path.h"
+
 namespace ars {
 
 namespace {
@@ -16,7 +18,22 @@ double ps_to_ns(std::uint64_t ps) {
 
 }  // namespace
 
-void print_report(std::ostream& out, const RunResult& result) {
+// nccl-tests' definitions: algbw = bytes per rank / time; busbw = algbw x 2(P-1)/P for an
+// allreduce (every rank sends and receives 2(P-1)/P of its vector on an ideal ring).
+double algbw_GBps(const RunResult& result) {
+  return result.device_time_ps == 0 ? 0.0
+                                    : static_cast<double>(result.request.problem.bytes()) * 1000.0 /
+                                          static_cast<double>(result.device_time_ps);
+}
+
+double busbw_GBps(const RunResult& result) {
+  const double p = result.request.problem.ranks;
+  return algbw_GBps(result) * 2.0 * (p - 1.0) / p;
+}
+
+namespace {}  // namespace
+
+void print_report(std::ostream& out, const RunResult& result, bool explain) {
   const RunRequest& q = result.request;
   const Problem& p = q.problem;
   out << "allreduce-sim: kernel " << q.kernel << " (mode " << p.mode << ") on " << q.platform.name
@@ -49,6 +66,8 @@ void print_report(std::ostream& out, const RunResult& result) {
   out << "\n";
   if (result.completed) {
     out << "device time: " << result.device_time_ns << " ns\n";
+    out << "algbw: " << algbw_GBps(result) << " GB/s, busbw: " << busbw_GBps(result)
+        << " GB/s (bytes per rank / device time; busbw = algbw x 2(P-1)/P)\n";
     out << "signal: ";
     if (result.signal_clear) {
       out << "all zero at the end\n";
@@ -64,6 +83,8 @@ void print_report(std::ostream& out, const RunResult& result) {
       << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
       << " operations/s)\n";
   out << std::setprecision(6) << std::defaultfloat;
+  print_explanation(out, result);
+  if (explain) print_critical_path_steps(out, result);
   if (!result.completed) {
     out << result.failure << "\nFAILED\n";
     return;
@@ -105,6 +126,10 @@ std::string to_json(const RunResult& result) {
   j["bytes_per_rank"] = p.bytes();
   j["dma_queues"] = q.platform.dma_queues;
   j["device_time_ns"] = result.device_time_ns;
+  if (result.completed) {
+    j["algbw_GBps"] = algbw_GBps(result);
+    j["busbw_GBps"] = busbw_GBps(result);
+  }
   j["completed"] = result.completed;
   j["checked"] = result.checked;
   j["correct"] = result.correct;
@@ -140,6 +165,7 @@ std::string to_json(const RunResult& result) {
                              {"remote_bytes", r.remote_bytes}});
     }
   }
+  add_explanation(j, result);
   return j.dump(2) + "\n";
 }
 

@@ -8,11 +8,17 @@
 
 namespace ars {
 
-// The per-rank and per-round tables, the wall time and rate, and the verdict line.
-void print_report(std::ostream& out, const RunResult& result);
+// The per-rank and per-round tables, the wall time and rate, the critical path's summary
+// (with `explain`, the path step by step) and the verdict line.
+void print_report(std::ostream& out, const RunResult& result, bool explain = false);
 
 // The run as JSON: no wall-clock figures, so the same command writes the same bytes.
 std::string to_json(const RunResult& result);
+
+// nccl-tests' bandwidths of a completed run, in GB/s: algbw = bytes per rank / device time,
+// busbw = algbw x 2(P-1)/P.
+double algbw_GBps(const RunResult& result);
+double busbw_GBps(const RunResult& result);
 
 // The executed operations, one line each, rank by rank (stable across runs).
 std::string schedule_text(const RunResult& result);
