@@ -14,6 +14,7 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
+#include "sim/codegen.h"
 #include "sim/config.h"
 #include "sim/memory_guard.h"
 #include "sim/output_file.h"
@@ -158,6 +159,10 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
       "inter", po::value<std::string>(),
       "hierarchical only: the allreduce between servers, ring (default) or rhd")(
+      "core-num", po::value<int>()->default_value(1),
+      "SPMD blocks per rank, each on its own vector core (host_mesh; at most vector.cores)")(
+      "codegen", po::value<std::string>(),
+      "codegen profile: a name in configs/codegen/ (before, after) or an INI path")(
       "json", po::value<std::string>(), "write the run as JSON to FILE")(
       "vcd", po::value<std::string>(), "write a VCD waveform (1 ns unit) to FILE")(
       "trace", po::value<std::string>(),
@@ -198,6 +203,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
 
   RunRequest& request = command.request;
   request.platform = load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
+  if (vm.count("codegen"))
+    load_codegen(resolve_codegen_path(vm["codegen"].as<std::string>()), request.platform);
   if (vm.count("print-config")) {
     command.action = CommandLine::Action::PrintConfig;
     command.text = to_ini(request.platform);
@@ -223,6 +230,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       throw InputError("--inter: unknown algorithm '" + problem.inter + "' (ring or rhd)");
     }
   }
+  problem.core_num = vm["core-num"].as<int>();
   if (vm.count("signal-shape"))
     problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());
   request.timing_only = vm.count("timing-only") > 0;

@@ -16,6 +16,10 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
 // nccl-tests' bus bandwidth of an allreduce: algbw x 2(P-1)/P.
 double allreduce_busbw(double algbw, int ranks);
 
+// The question users ask of a core-count sweep: index of the smallest core count (times listed
+// by ascending core count) whose time is within `margin` (0.05: 5 %) of the fastest.
+std::size_t smallest_near_best(const std::vector<double>& times_ns, double margin);
+
 // Index of the smallest size from which the ring is faster than the mesh at this and every
 // larger size (sizes ascending); nullopt when the ring is not faster at the largest size.
 std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,

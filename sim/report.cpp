@@ -16,6 +16,43 @@ double ps_to_ns(std::uint64_t ps) {
   return static_cast<double>(ps) / 1000.0;
 }
 
+// The records the round tables show: every block's with core_num > 1, else every rank's.
+const std::vector<RankStats>& round_owners(const RunResult& result) {
+  return result.blocks.empty() ? result.ranks : result.blocks;
+}
+
+// "R" for a rank, "R.B" for block B of rank R when the run has blocks.
+std::string owner_label(const RunResult& result, const RankStats& s) {
+  return std::to_string(s.rank) + (result.blocks.empty() ? "" : "." + std::to_string(s.block));
+}
+
+void print_blocks(std::ostream& out, const RunResult& result) {
+  out << "\nrank  block  remote_read_B  notifies  waits  polls   start_ns       finish_ns\n";
+  for (const RankStats& s : result.blocks) {
+    out << std::setw(4) << s.rank << std::setw(7) << s.block << std::setw(15) << s.remote_read_bytes
+        << std::setw(10) << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls
+        << std::setw(11) << ps_to_ns(s.start_ps) << std::setw(16)
+        << (s.finished ? ps_to_ns(s.finish_ps) : 0.0) << (s.finished ? "" : "  (blocked)") << "\n";
+  }
+}
+
+// One line per synchronisation instruction the codegen emitted in a round.
+void print_sync(std::ostream& out, const RunResult& result) {
+  out << "\nsync instructions (codegen " << result.request.platform.codegen.name << ")\n"
+      << "rank  round  instruction       count        time_ns\n";
+  for (const RankStats& s : round_owners(result)) {
+    for (const RoundRecord& r : s.rounds) {
+      for (int k = 0; k < kSyncInstructions; ++k) {
+        if (r.sync[k].count == 0) continue;
+        out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  "
+            << std::left << std::setw(14) << to_string(static_cast<SyncInstruction>(k))
+            << std::right << std::setw(9) << r.sync[k].count << std::setw(15)
+            << ps_to_ns(r.sync[k].ps) << "\n";
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // nccl-tests' definitions: algbw = bytes per rank / time; busbw = algbw x 2(P-1)/P for an
@@ -39,8 +76,10 @@ void print_report(std::ostream& out, const RunResult& result, bool explain) {
   out << "allreduce-sim: kernel " << q.kernel << " (mode " << p.mode << ") on " << q.platform.name
       << " (" << to_string(q.platform.topology) << ", " << q.platform.dma_queues << " DMA queue"
       << (q.platform.dma_queues == 1 ? "" : "s") << "), P = " << p.ranks << ", " << p.elements
-      << " x " << to_string(p.dtype) << " (" << p.bytes() << " B) per rank, op " << to_string(p.op)
-      << "\n\n";
+      << " x " << to_string(p.dtype) << " (" << p.bytes() << " B) per rank, op " << to_string(p.op);
+  if (p.core_num > 1) out << ", " << p.core_num << " blocks per rank";
+  if (!q.platform.codegen.name.empty()) out << ", codegen " << q.platform.codegen.name;
+  out << "\n\n";
 
   out << std::fixed << std::setprecision(3);
   out << "rank  device  remote_read_B  remote_write_B  notifies  waits  polls   start_ns       "
@@ -52,17 +91,19 @@ void print_report(std::ostream& out, const RunResult& result, bool explain) {
         << ps_to_ns(s.start_ps) << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
         << (s.finished ? "" : "  (blocked)") << "\n";
   }
+  if (!result.blocks.empty()) print_blocks(out, result);
   out << "\nrank  round  phase          start_ns    barrier_ns   transfer_ns     reduce_ns         "
          "bytes  remote_bytes\n";
-  for (const RankStats& s : result.ranks) {
+  for (const RankStats& s : round_owners(result)) {
     for (const RoundRecord& r : s.rounds) {
-      out << std::setw(4) << s.rank << std::setw(7) << r.round << "  " << std::left << std::setw(12)
-          << r.phase << std::right << std::setw(11) << ps_to_ns(r.start_ps) << std::setw(14)
-          << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps) << std::setw(14)
-          << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14) << r.remote_bytes
-          << "\n";
+      out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  " << std::left
+          << std::setw(12) << r.phase << std::right << std::setw(11) << ps_to_ns(r.start_ps)
+          << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps)
+          << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14)
+          << r.remote_bytes << "\n";
     }
   }
+  if (!q.platform.codegen.name.empty()) print_sync(out, result);
   out << "\n";
   if (result.completed) {
     out << "device time: " << result.device_time_ns << " ns\n";
@@ -125,6 +166,8 @@ std::string to_json(const RunResult& result) {
   j["elements"] = p.elements;
   j["bytes_per_rank"] = p.bytes();
   j["dma_queues"] = q.platform.dma_queues;
+  if (p.core_num > 1) j["core_num"] = p.core_num;
+  if (!q.platform.codegen.name.empty()) j["codegen"] = q.platform.codegen.name;
   j["device_time_ns"] = result.device_time_ns;
   if (result.completed) {
     j["algbw_GBps"] = algbw_GBps(result);
@@ -153,16 +196,39 @@ std::string to_json(const RunResult& result) {
                           {"start_ns", ps_to_ns(s.start_ps)},
                           {"finish_ns", ps_to_ns(s.finish_ps)},
                           {"finished", s.finished}});
+  }
+  for (const RankStats& s : result.blocks) {
+    j["blocks"].push_back({{"rank", s.rank},
+                           {"block", s.block},
+                           {"remote_read_bytes", s.remote_read_bytes},
+                           {"notifies", s.notifies},
+                           {"waits", s.waits},
+                           {"polls", s.polls},
+                           {"start_ns", ps_to_ns(s.start_ps)},
+                           {"finish_ns", ps_to_ns(s.finish_ps)},
+                           {"finished", s.finished}});
+  }
+  for (const RankStats& s : round_owners(result)) {
     for (const RoundRecord& r : s.rounds) {
-      j["rounds"].push_back({{"rank", s.rank},
-                             {"round", r.round},
-                             {"phase", r.phase},
-                             {"start_ns", ps_to_ns(r.start_ps)},
-                             {"barrier_ns", ps_to_ns(r.barrier_ps)},
-                             {"transfer_ns", ps_to_ns(r.transfer_ps)},
-                             {"reduce_ns", ps_to_ns(r.reduce_ps)},
-                             {"bytes", r.bytes},
-                             {"remote_bytes", r.remote_bytes}});
+      ordered_json round = {{"rank", s.rank}};
+      if (!result.blocks.empty()) round["block"] = s.block;
+      round["round"] = r.round;
+      round["phase"] = r.phase;
+      round["start_ns"] = ps_to_ns(r.start_ps);
+      round["barrier_ns"] = ps_to_ns(r.barrier_ps);
+      round["transfer_ns"] = ps_to_ns(r.transfer_ps);
+      round["reduce_ns"] = ps_to_ns(r.reduce_ps);
+      round["bytes"] = r.bytes;
+      round["remote_bytes"] = r.remote_bytes;
+      if (!q.platform.codegen.name.empty()) {
+        round["sync"] = ordered_json::object();
+        for (int k = 0; k < kSyncInstructions; ++k) {
+          if (r.sync[k].count == 0) continue;
+          round["sync"][to_string(static_cast<SyncInstruction>(k))] = {
+              {"count", r.sync[k].count}, {"ns", ps_to_ns(r.sync[k].ps)}};
+        }
+      }
+      j["rounds"].push_back(round);
     }
   }
   add_explanation(j, result);
