@@ -42,6 +42,9 @@ struct Problem {
   // Server of each rank's device (every rank in server 0 on a single-server topology):
   // hierarchical algorithms reduce inside a server first.
   std::vector<int> rank_server;
+  // The hierarchical allreduce's algorithm between servers: "ring" or "rhd"; empty when not
+  // asked for (ring). Other kernels refuse it.
+  std::string inter;
 
   std::uint64_t bytes() const { return elements * dtype_bytes(dtype); }
 };
@@ -160,5 +163,9 @@ void barrier(Rank& r, const Signal& signal, int col = 0, std::int32_t generation
 // waits until each of its own cells [row, src] reaches `generation`. Use barrier() for [P, *]
 // signals and this one for [*, P] signals; the two address transposed cells.
 void row_barrier(Rank& r, const Signal& signal, int row, std::int32_t generation = 1);
+// The same among the ranks of `group` only (this rank one of them), in group order: the
+// barrier inside one server of the hierarchical allreduce.
+void row_barrier(Rank& r, const Signal& signal, int row, const std::vector<int>& group,
+                 std::int32_t generation = 1);
 
 }  // namespace ars

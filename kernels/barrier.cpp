@@ -1,6 +1,9 @@
 // Step 04: the barrier. Each rank stages its input into its window, announces itself to every
 // peer and waits for every peer, then copies its window to the output. It moves no data
 // between ranks: the golden is y == x.
+#include <numeric>
+#include <vector>
+
 #include "kernels/api.h"
 #include "kernels/registry.h"
 #include "kernels/tiling.h"
@@ -18,11 +21,18 @@ void barrier(Rank& r, const Signal& signal, int col, std::int32_t generation) {
 }
 
 void row_barrier(Rank& r, const Signal& signal, int row, std::int32_t generation) {
+  std::vector<int> everyone(static_cast<std::size_t>(r.ranks()));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  row_barrier(r, signal, row, everyone, generation);
+}
+
+void row_barrier(Rank& r, const Signal& signal, int row, const std::vector<int>& group,
+                 std::int32_t generation) {
   const int me = r.rank();
-  for (int peer = 0; peer < r.ranks(); ++peer) {
+  for (const int peer : group) {
     if (peer != me) r.notify(signal, peer, row, me, 1, NotifyOp::AtomicAdd);
   }
-  for (int src = 0; src < r.ranks(); ++src) {
+  for (const int src : group) {
     if (src != me) r.wait(signal, row, src, generation, WaitCmp::Ge);
   }
 }

@@ -13,13 +13,16 @@ extern const KernelSpec kRing;
 extern const KernelSpec kHostRing;
 extern const KernelSpec kBuiltinMesh;
 extern const KernelSpec kBuiltinRing;
+extern const KernelSpec kRhd;
+extern const KernelSpec kHierarchical;
 extern const KernelSpec kHostMesh;
 }  // namespace kernels
 
 const std::vector<KernelSpec>& kernel_registry() {
   static const std::vector<KernelSpec> registry = {
-      kernels::kBarrier,  kernels::kMesh,        kernels::kTwoPhase,    kernels::kRing,
-      kernels::kHostRing, kernels::kBuiltinMesh, kernels::kBuiltinRing, kernels::kHostMesh,
+      kernels::kBarrier,  kernels::kMesh,         kernels::kTwoPhase,    kernels::kRing,
+      kernels::kHostRing, kernels::kBuiltinMesh,  kernels::kBuiltinRing, kernels::kHostMesh,
+      kernels::kRhd,      kernels::kHierarchical,
   };
   return registry;
 }
@@ -34,9 +37,19 @@ void require_builtin_mode(const Problem& problem, const std::string& mode) {
                      ", but the mode is '" + problem.mode + "' (use --kernel builtin --mode " +
                      problem.mode + ")");
   }
+  refuse_inter(problem, ("builtin_" + mode).c_str());
 }
 
-void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape) {
+void refuse_inter(const Problem& problem, const char* kernel) {
+  if (!problem.inter.empty()) {
+    throw InputError(std::string("--inter: ") + kernel +
+                     " has no inter-server phase; only hierarchical takes --inter");
+  }
+}
+
+void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape,
+                         bool takes_inter) {
+  if (!takes_inter) refuse_inter(problem, kernel);
   if (problem.repeat != 1) {
     throw InputError(std::string("--repeat: ") + kernel +
                      " runs one allreduce per launch; only the builtin (mesh, ring) repeats");

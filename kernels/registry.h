@@ -33,10 +33,14 @@ std::string shape_text(int rows, int cols);
 void require_builtin_mode(const Problem& problem, const std::string& mode);
 
 // For the kernels other than the builtin: one allreduce per launch, on the signal the
-// tutorial gives them. Throws InputError naming the kernel when --repeat or (unless the kernel
-// takes one)
-// --signal-shape asks for more, rather than silently ignoring it.
-void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape);
+// tutorial gives them. Throws InputError naming the kernel when --repeat, or (unless the
+// kernel takes one) --signal-shape or --inter asks for more, rather than silently ignoring it.
+void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape,
+                         bool takes_inter = false);
+
+// --inter chooses the hierarchical allreduce's algorithm between servers: every other kernel
+// throws InputError naming itself.
+void refuse_inter(const Problem& problem, const char* kernel);
 
 // Throws InputError when the problem asks for more than one block of a kernel that runs one:
 // the InCore builtins with the real builtin's refusal, the others naming the kernel.

@@ -4,6 +4,7 @@
 // window (the first P-1 rounds reduce it into the own chunk first), then announce round s+1 to
 // the right neighbour on [s+1, me]; the last round announces nothing. Stage-out copies the
 // window to y. Per rank: 2(P-1)/P·N bytes read remotely, 2(P-1) notifies, 2(P-1) waits.
+#include <numeric>
 #include <string>
 
 #include "kernels/ring.h"
@@ -22,19 +23,52 @@ RingRound ring_round(int rank, int ranks, int round) {
   return {reduces, chunk};
 }
 
+void pull_into_window(Rank& r, const Tensor& window, int peer, std::uint64_t begin,
+                      const Tiling& tiling, bool reduces, const Tile& acc, const Tile& incoming) {
+  for (const auto& [offset, count] : tiling.chunks()) {
+    r.remote_load(incoming, window, peer, begin + offset, count);
+    if (reduces) {
+      r.load(acc, window, begin + offset, count);
+      r.reduce(acc, incoming, count);
+      r.store(acc, window, begin + offset, count);
+    } else {
+      r.store(incoming, window, begin + offset, count);
+    }
+  }
+}
+
 void ring_exchange(Rank& r, const Tensor& window, int left, const RingRound& round,
                    std::uint64_t chunk_elements, const Tiling& tiling, const Tile& acc,
                    const Tile& incoming) {
-  const std::uint64_t base = static_cast<std::uint64_t>(round.chunk) * chunk_elements;
-  for (const auto& [offset, count] : tiling.chunks()) {
-    r.remote_load(incoming, window, left, base + offset, count);
-    if (round.reduces) {
-      r.load(acc, window, base + offset, count);
-      r.reduce(acc, incoming, count);
-      r.store(acc, window, base + offset, count);
-    } else {
-      r.store(incoming, window, base + offset, count);
-    }
+  pull_into_window(r, window, left, static_cast<std::uint64_t>(round.chunk) * chunk_elements,
+                   tiling, round.reduces, acc, incoming);
+}
+
+Tiling pull_tiling(std::uint64_t elements, const Tile& tile, std::uint64_t ub_bytes) {
+  Tiling tiling(elements, tile.dtype, 2, ub_bytes);
+  tiling.tile_elements = std::min(tiling.tile_elements, tile.elements);
+  return tiling;
+}
+
+void ring_allreduce(Rank& r, const Tensor& window, const Signal& signal, int first_row,
+                    const std::vector<int>& group, int position, std::uint64_t base,
+                    std::uint64_t elements, const Tile& acc, const Tile& incoming) {
+  const int size = static_cast<int>(group.size());
+  const int me = group[static_cast<std::size_t>(position)];
+  const int left = group[static_cast<std::size_t>((position - 1 + size) % size)];
+  const int right = group[static_cast<std::size_t>((position + 1) % size)];
+  const int rounds = 2 * (size - 1);
+  if (rounds == 0) return;
+  r.notify(signal, right, first_row, me, 1, NotifyOp::AtomicAdd);
+  for (int s = 0; s < rounds; ++s) {
+    const RingRound round = ring_round(position, size, s);
+    r.begin_round(round.reduces ? "RS" : "AG");
+    r.wait(signal, first_row + s, left, 1, WaitCmp::Ge);
+    const std::uint64_t from = split_point(elements, size, round.chunk);
+    const std::uint64_t to = split_point(elements, size, round.chunk + 1);
+    pull_into_window(r, window, left, base + from, pull_tiling(to - from, acc, r.ub_bytes()),
+                     round.reduces, acc, incoming);
+    if (s + 1 < rounds) r.notify(signal, right, first_row + s + 1, me, 1, NotifyOp::AtomicAdd);
   }
 }
 
@@ -74,9 +108,6 @@ Layout layout(const Problem& p) {
 void body(Rank& r) {
   const int ranks = r.ranks();
   const int me = r.rank();
-  const int left = (me - 1 + ranks) % ranks;
-  const int right = (me + 1) % ranks;
-  const int rounds = 2 * (ranks - 1);
   const DType dtype = r.problem().dtype;
   const Tensor x = r.input();
   const Tensor y = r.output();
@@ -91,15 +122,9 @@ void body(Rank& r) {
   for (int q = 0; q < ranks; ++q) {
     copy_through_ub(r, acc, x, data, tiling, q * chunk);
   }
-  r.notify(signal, right, 0, me, 1, NotifyOp::AtomicAdd);
-
-  for (int s = 0; s < rounds; ++s) {
-    const RingRound round = ring_round(me, ranks, s);
-    r.begin_round(round.reduces ? "RS" : "AG");
-    r.wait(signal, s, left, 1, WaitCmp::Ge);
-    ring_exchange(r, data, left, round, chunk, tiling, acc, incoming);
-    if (s + 1 < rounds) r.notify(signal, right, s + 1, me, 1, NotifyOp::AtomicAdd);
-  }
+  std::vector<int> everyone(static_cast<std::size_t>(ranks));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  ring_allreduce(r, data, signal, 0, everyone, me, 0, r.problem().elements, acc, incoming);
 
   r.begin_round("stage-out");
   for (int q = 0; q < ranks; ++q) {

@@ -22,6 +22,12 @@ struct Tiling {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> chunks() const;
 };
 
+// Start of part `index` of `parts` near-equal parts of `elements`: floor(index·elements/parts),
+// so part sizes differ by at most one and part `parts` ends at `elements`.
+inline std::uint64_t split_point(std::uint64_t elements, int parts, int index) {
+  return static_cast<std::uint64_t>(index) * elements / static_cast<std::uint64_t>(parts);
+}
+
 // Copies elements [base, base + tiling.elements) of `from` to `to` through the UB, tile by
 // tile: the kernels' stage-in and stage-out.
 void copy_through_ub(Rank& r, const Tile& tile, const Tensor& from, const Tensor& to,

@@ -5,7 +5,11 @@
 #include <functional>
 #include <map>
 
+#include <numeric>
+
+#include "kernels/hierarchical.h"
 #include "kernels/host_mesh.h"
+#include "kernels/rhd.h"
 #include "kernels/ring.h"
 #include "kernels/tiling.h"
 #include "models/fabric.h"
@@ -279,17 +283,13 @@ void two_phase(Timeline& t, const Problem& p) {
   }
 }
 
-// kernels/ring.cpp's ring_exchange.
-void ring_round_transfers(Timeline& t, const Problem& p, int round, std::uint64_t chunk,
-                          const Chunks& tiles) {
-  const std::uint64_t element = dtype_bytes(p.dtype);
-  const int left = (t.rank() - 1 + p.ranks) % p.ranks;
-  const RingRound r = ring_round(t.rank(), p.ranks, round);
-  const std::uint64_t base = r.chunk * chunk;
+// kernels/ring.cpp's pull_into_window: elements [begin, ...) of `peer`'s window, tile by tile.
+void pull_into_window(Timeline& t, int peer, std::uint64_t begin, const Chunks& tiles, bool reduces,
+                      std::uint64_t element) {
   for (const auto& [offset, count] : tiles) {
-    const std::uint64_t at = (base + offset) * element;
-    t.remote_load(left, at, count * element);
-    if (r.reduces) {
+    const std::uint64_t at = (begin + offset) * element;
+    t.remote_load(peer, at, count * element);
+    if (reduces) {
       t.load(at, count * element);
       t.reduce(count * element);
     }
@@ -297,25 +297,217 @@ void ring_round_transfers(Timeline& t, const Problem& p, int round, std::uint64_
   }
 }
 
-void ring(Timeline& t, const Problem& p) {
+// The tiles of a pull of `elements` through tiles of `tile` elements (kernels/ring.h).
+Chunks pull_tiles(const Timeline& t, std::uint64_t elements, DType dtype, std::uint64_t tile) {
+  return pull_tiling(elements, Tile{0, tile, dtype}, t.ub_bytes()).chunks();
+}
+
+// Every rank's timeline. The schedules below that are not symmetric (groups, folds) replay all
+// ranks step by step, so that every wait sees the time its notify really left its sender.
+using Ranks = std::vector<Timeline>;
+
+// Ranks of one group allreduce and the elements [base, base + elements) it reduces.
+struct GroupRange {
+  std::vector<int> ranks;
+  std::uint64_t base;
+  std::uint64_t elements;
+};
+
+// kernels/ring.cpp's ring_allreduce in every group, round by round.
+void ring_groups(Ranks& t, const std::vector<GroupRange>& groups, DType dtype, std::uint64_t tile) {
+  const std::uint64_t element = dtype_bytes(dtype);
+  for (const GroupRange& g : groups) {
+    const int size = static_cast<int>(g.ranks.size());
+    const int rounds = 2 * (size - 1);
+    auto rank_at = [&](int position) {
+      return g.ranks[static_cast<std::size_t>((position + size) % size)];
+    };
+    std::vector<double> sent(g.ranks.size());
+    for (int i = 0; i < size && rounds > 0; ++i) sent[i] = t[rank_at(i)].notify(rank_at(i + 1));
+    for (int s = 0; s < rounds; ++s) {
+      std::vector<double> next(g.ranks.size());
+      for (int i = 0; i < size; ++i) {
+        Timeline& me = t[rank_at(i)];
+        const RingRound round = ring_round(i, size, s);
+        me.begin_round(round.reduces ? "RS" : "AG");
+        me.wait(rank_at(i - 1), sent[(i - 1 + size) % size]);
+        const std::uint64_t from = split_point(g.elements, size, round.chunk);
+        const std::uint64_t to = split_point(g.elements, size, round.chunk + 1);
+        pull_into_window(me, rank_at(i - 1), g.base + from, pull_tiles(me, to - from, dtype, tile),
+                         round.reduces, element);
+        if (s + 1 < rounds) next[i] = me.notify(rank_at(i + 1));
+      }
+      sent = next;
+    }
+  }
+}
+
+// kernels/rhd.cpp's rhd_allreduce in every group, step by step.
+void rhd_groups(Ranks& t, const std::vector<GroupRange>& groups, DType dtype, std::uint64_t tile) {
+  const std::uint64_t element = dtype_bytes(dtype);
+  for (const GroupRange& g : groups) {
+    const int size = static_cast<int>(g.ranks.size());
+    const int core = 1 << rhd_steps(size);
+    std::vector<RhdPlan> plans;
+    for (int i = 0; i < size; ++i) plans.push_back(rhd_plan(i, size, g.elements));
+    auto pull = [&](int i, int partner, std::uint64_t begin, std::uint64_t end, bool reduces) {
+      Timeline& me = t[g.ranks[i]];
+      pull_into_window(me, g.ranks[partner], g.base + begin,
+                       pull_tiles(me, end - begin, dtype, tile), reduces, element);
+    };
+    std::vector<double> sent(g.ranks.size());
+    for (int i = core; i < size; ++i) {
+      t[g.ranks[i]].begin_round("fold");
+      sent[i] = t[g.ranks[i]].notify(g.ranks[plans[i].fold_partner]);
+    }
+    for (int i = 0; i + core < size; ++i) {
+      t[g.ranks[i]].begin_round("fold");
+      t[g.ranks[i]].wait(g.ranks[i + core], sent[i + core]);
+      pull(i, i + core, 0, g.elements, true);
+    }
+    for (const bool reduces : {true, false}) {
+      const std::size_t steps = plans[0].reduce_scatter.size();
+      for (std::size_t k = 0; k < steps; ++k) {
+        auto step = [&](int i) {
+          return (reduces ? plans[i].reduce_scatter : plans[i].all_gather)[k];
+        };
+        for (int i = 0; i < core; ++i) {
+          t[g.ranks[i]].begin_round(reduces ? "RS" : "AG");
+          sent[i] = t[g.ranks[i]].notify(g.ranks[step(i).partner]);
+        }
+        for (int i = 0; i < core; ++i) {
+          t[g.ranks[i]].wait(g.ranks[step(i).partner], sent[step(i).partner]);
+          pull(i, step(i).partner, step(i).begin, step(i).end, reduces);
+        }
+      }
+    }
+    for (int i = 0; i + core < size; ++i) {
+      t[g.ranks[i]].begin_round("hand-back");
+      sent[i] = t[g.ranks[i]].notify(g.ranks[i + core]);
+    }
+    for (int i = core; i < size; ++i) {
+      t[g.ranks[i]].begin_round("hand-back");
+      t[g.ranks[i]].wait(g.ranks[i - core], sent[i - core]);
+      pull(i, i - core, 0, g.elements, false);
+    }
+  }
+}
+
+// kernels/barrier.cpp's row_barrier inside every group.
+void group_barriers(Ranks& t, const std::vector<std::vector<int>>& groups) {
+  for (const std::vector<int>& g : groups) {
+    std::vector<std::vector<double>> sent(g.size(), std::vector<double>(g.size()));
+    for (std::size_t a = 0; a < g.size(); ++a) {
+      for (std::size_t b = 0; b < g.size(); ++b) {
+        if (a != b) sent[a][b] = t[g[a]].notify(g[b]);
+      }
+    }
+    for (std::size_t a = 0; a < g.size(); ++a) {
+      for (std::size_t b = 0; b < g.size(); ++b) {
+        if (a != b) t[g[a]].wait(g[b], sent[b][a]);
+      }
+    }
+  }
+}
+
+void begin_rounds(Ranks& t, const char* phase) {
+  for (Timeline& rank : t) rank.begin_round(phase);
+}
+
+std::vector<int> all_ranks(int ranks) {
+  std::vector<int> everyone(static_cast<std::size_t>(ranks));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  return everyone;
+}
+
+void ring(Ranks& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const std::uint64_t chunk = p.elements / p.ranks;
-  const Chunks tiles = Tiling(chunk, p.dtype, 2, t.ub_bytes()).chunks();
-  const int left = (t.rank() - 1 + p.ranks) % p.ranks;
-  const int rounds = 2 * (p.ranks - 1);
-  t.begin_round("stage-in");
-  copy_chunks(t, p.ranks, chunk, tiles, element);
-  // Symmetry: the left neighbour sends its round-s notify when this rank sends its own.
-  const int right = (t.rank() + 1) % p.ranks;
-  double sent = t.notify(right);
-  for (int s = 0; s < rounds; ++s) {
-    t.begin_round(ring_round(t.rank(), p.ranks, s).reduces ? "RS" : "AG");
-    t.wait(left, sent);
-    ring_round_transfers(t, p, s, chunk, tiles);
-    if (s + 1 < rounds) sent = t.notify(right);
+  const Tiling tiling(chunk, p.dtype, 2, t[0].ub_bytes());
+  begin_rounds(t, "stage-in");
+  for (Timeline& rank : t) copy_chunks(rank, p.ranks, chunk, tiling.chunks(), element);
+  ring_groups(t, {{all_ranks(p.ranks), 0, p.elements}}, p.dtype, tiling.tile_elements);
+  begin_rounds(t, "stage-out");
+  for (Timeline& rank : t) copy_chunks(rank, p.ranks, chunk, tiling.chunks(), element);
+}
+
+void rhd(Ranks& t, const Problem& p) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const Tiling tiling(p.elements, p.dtype, 2, t[0].ub_bytes());
+  begin_rounds(t, "stage-in");
+  for (Timeline& rank : t) copy_vector(rank, tiling.chunks(), element);
+  rhd_groups(t, {{all_ranks(p.ranks), 0, p.elements}}, p.dtype, tiling.tile_elements);
+  begin_rounds(t, "stage-out");
+  for (Timeline& rank : t) copy_vector(rank, tiling.chunks(), element);
+}
+
+// kernels/hierarchical.cpp: stage-in, a barrier per server, the reduce-scatter of the own chunk
+// from the server peers, the allreduce of chunk i among the ranks with local index i, a second
+// barrier per server, the all-gather from the server peers into y.
+void hierarchical(Ranks& t, const Problem& p) {
+  const std::uint64_t element = dtype_bytes(p.dtype);
+  const std::vector<std::vector<int>> servers = server_groups(p);
+  const int size = static_cast<int>(servers.front().size());
+  const int in_flight = std::max(size, 2);
+  const std::uint64_t ub = t[0].ub_bytes();
+  const Tiling staging(p.elements, p.dtype, in_flight, ub);
+  auto begin = [&](int chunk) { return split_point(p.elements, size, chunk); };
+  auto length = [&](int chunk) { return begin(chunk + 1) - begin(chunk); };
+  std::uint64_t longest = 0;
+  for (int j = 0; j < size; ++j) longest = std::max(longest, length(j));
+
+  begin_rounds(t, "stage-in");
+  for (Timeline& rank : t) copy_vector(rank, staging.chunks(), element);
+  begin_rounds(t, "barrier A");
+  group_barriers(t, servers);
+  for (const std::vector<int>& peers : servers) {
+    for (int local = 0; local < size; ++local) {
+      Timeline& me = t[peers[local]];
+      std::vector<int> others;
+      for (int k = 1; k < size; ++k) others.push_back(peers[(local + k) % size]);
+      me.begin_round("intra RS");
+      for (const auto& [offset, count] : Tiling(length(local), p.dtype, in_flight, ub).chunks()) {
+        const std::uint64_t at = (begin(local) + offset) * element;
+        me.load(at, count * element);
+        pull_and_reduce(me, others, at, count * element);
+        me.store(at, count * element);
+      }
+    }
   }
-  t.begin_round("stage-out");
-  copy_chunks(t, p.ranks, chunk, tiles, element);
+  std::vector<GroupRange> inter;
+  for (int local = 0; local < size; ++local) {
+    GroupRange g{{}, begin(local), length(local)};
+    for (const std::vector<int>& peers : servers) g.ranks.push_back(peers[local]);
+    inter.push_back(g);
+  }
+  if (inter_is_rhd(p)) {
+    rhd_groups(t, inter, p.dtype, staging.tile_elements);
+  } else {
+    ring_groups(t, inter, p.dtype, staging.tile_elements);
+  }
+  begin_rounds(t, "barrier B");
+  group_barriers(t, servers);
+  for (const std::vector<int>& peers : servers) {
+    for (int local = 0; local < size; ++local) {
+      Timeline& me = t[peers[local]];
+      me.begin_round("intra AG");
+      for (const auto& [offset, full] : Tiling(longest, p.dtype, in_flight, ub).chunks()) {
+        std::vector<std::pair<double, std::uint64_t>> pulls;  // done, byte offset
+        std::vector<std::uint64_t> bytes;
+        for (int k = 0; k < size; ++k) {
+          const int chunk = (local + k) % size;
+          if (offset >= length(chunk)) continue;
+          const std::uint64_t at = (begin(chunk) + offset) * element;
+          bytes.push_back(std::min(full, length(chunk) - offset) * element);
+          pulls.emplace_back(me.submit(true, peers[chunk], at, bytes.back()), at);
+        }
+        for (std::size_t k = 0; k < pulls.size(); ++k) {
+          me.sync(pulls[k].first);
+          me.store(pulls[k].second, bytes[k]);
+        }
+      }
+    }
+  }
 }
 
 void host_ring(Timeline& t, const Problem& p) {
@@ -327,9 +519,11 @@ void host_ring(Timeline& t, const Problem& p) {
   t.begin_round("stage-in");
   copy_chunks(t, p.ranks, chunk, staging.chunks(), element);
   for (int s = 0; s < rounds; ++s) {
-    t.begin_round(ring_round(t.rank(), p.ranks, s).reduces ? "RS" : "AG");
+    const RingRound round = ring_round(t.rank(), p.ranks, s);
+    t.begin_round(round.reduces ? "RS" : "AG");
     t.barrier();
-    ring_round_transfers(t, p, s, chunk, tiles);
+    pull_into_window(t, (t.rank() - 1 + p.ranks) % p.ranks, round.chunk * chunk, tiles,
+                     round.reduces, element);
   }
   t.begin_round("final barrier");
   t.barrier();
@@ -424,13 +618,25 @@ void host_mesh(Timeline& t, const Problem& p) {
   t.self_notifies(p.ranks - 1);
 }
 
-using Schedule = void (*)(Timeline&, const Problem&);
+using Schedule = void (*)(Ranks&, const Problem&);
+
+// A schedule whose ranks are symmetric, replayed rank by rank.
+template <void (*schedule)(Timeline&, const Problem&)>
+void each_rank(Ranks& t, const Problem& p) {
+  for (Timeline& rank : t) schedule(rank, p);
+}
 
 const std::vector<std::pair<std::string, Schedule>>& schedules() {
   static const std::vector<std::pair<std::string, Schedule>> table = {
-      {"mesh", mesh},           {"two_phase", two_phase},       {"ring", ring},
-      {"host_ring", host_ring}, {"builtin_mesh", builtin_mesh}, {"builtin_ring", builtin_ring},
-      {"host_mesh", host_mesh},
+      {"mesh", each_rank<mesh>},
+      {"two_phase", each_rank<two_phase>},
+      {"ring", ring},
+      {"host_ring", each_rank<host_ring>},
+      {"builtin_mesh", each_rank<builtin_mesh>},
+      {"builtin_ring", each_rank<builtin_ring>},
+      {"host_mesh", each_rank<host_mesh>},
+      {"rhd", rhd},
+      {"hierarchical", hierarchical},
   };
   return table;
 }
@@ -454,16 +660,22 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
     throw InputError("cost card: P = " + std::to_string(problem.ranks) + " must be 2.." +
                      std::to_string(config.devices));
   }
+  // The card's ranks sit on devices 0..P-1.
+  Problem on_devices = problem;
+  on_devices.rank_server.clear();
+  for (int r = 0; r < problem.ranks; ++r) on_devices.rank_server.push_back(config.server_of(r));
   const Costs costs(config);
   Card card;
   card.kernel = kernel;
-  for (int r = 0; r < problem.ranks; ++r) {
-    // A rank's card is its slowest block's, with the counts of all its blocks.
-    RankCard rank_card;
-    for (int b = 0; b < problem.core_num; ++b) {
-      Timeline timeline(costs, r, problem.ranks, b);
-      entry->second(timeline, problem);
-      const RankCard block_card = timeline.finish();
+  // A rank's card is its slowest block's, with the counts of all its blocks.
+  std::vector<RankCard> rank_cards(static_cast<std::size_t>(problem.ranks));
+  for (int b = 0; b < problem.core_num; ++b) {
+    Ranks timelines;
+    for (int r = 0; r < problem.ranks; ++r) timelines.emplace_back(costs, r, problem.ranks, b);
+    entry->second(timelines, on_devices);
+    for (int r = 0; r < problem.ranks; ++r) {
+      const RankCard block_card = timelines[r].finish();
+      RankCard& rank_card = rank_cards[r];
       const RankCard sum = rank_card;
       if (b == 0 || block_card.time_ns > rank_card.time_ns) rank_card = block_card;
       if (b == 0) continue;
@@ -472,7 +684,9 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
       rank_card.notifies = sum.notifies + block_card.notifies;
       rank_card.waits = sum.waits + block_card.waits;
     }
-    card.ranks.push_back(rank_card);
+  }
+  for (int r = 0; r < problem.ranks; ++r) {
+    card.ranks.push_back(rank_cards[r]);
     if (card.ranks.back().time_ns > card.time_ns) {
       card.time_ns = card.ranks.back().time_ns;
       card.slowest_rank = r;

@@ -49,6 +49,27 @@
 //                 ~ 4K(P-1) alpha_barrier + 2(P-1) K alpha + 2(P-1)/P n beta + copies.
 //                 Bytes 2n - seg(r-1) - seg(r); rounds 2P+2; notifies 4K(P-1)^2 + 2(P-1)^2;
 //                 waits 4K(P-1)^2.
+//   rhd:          S + [fold: an extra (rank >= p' = 2^floor(log2 P)) notifies its partner
+//                 r - p', which waits w, pulls n and reduces] + log2 p' RS steps of [nu + w +
+//                 pull the kept half, load, reduce, store] + log2 p' AG steps of [nu + w + pull
+//                 the given-away half, store] + [hand-back: the partner notifies, the extra
+//                 waits, pulls n, stores] + stage-out
+//                 ~ (2 log2 p' + 2 with extras) (w(lambda) + nu + alpha) + (2(p'-1)/p' + 2
+//                 with extras) n beta + (p'-1)/p' n gamma (+ n gamma) + copies: the spec's
+//                 (2 floor(log2 P) + 2) alpha form.
+//                 Bytes 2(p'-1)/p' n (+ n for a rank that takes a fold; an extra n); rounds
+//                 2 + 2 log2 p' (+ fold and hand-back; an extra 4); notifies = waits =
+//                 2 log2 p' (+ 1 with a fold; an extra 1).
+//   hierarchical: S servers of D ranks. S + alpha_barrier(D) + RS of the own chunk n/D from
+//                 the D-1 server peers (pulls at once, reduce in turn, store) + the ring or rhd
+//                 above among the S ranks with the same local index, on n/D + alpha_barrier(D)
+//                 + AG of the D chunks straight into y
+//                 ~ 2 alpha_barrier(D) + 2(D-1)/D n beta_server + inter(S, n/D) with the
+//                 scale-out beta (the NIC) + copies; on one server the mesh RS + AG.
+//                 Bytes 2(D-1)/D n + the inter phase's on n/D; rounds 5 + the inter's;
+//                 notifies = waits = 2(D-1) + the inter's.
+//   ring, rhd and hierarchical replay every rank step by step, so each wait sees the moment
+//   its notify really left (folds, uneven chunks and groups break the ranks' symmetry).
 // The tutorial's reference forms (spec section 4) are the leading terms: ring
 // 2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma; mesh with one port alpha_barrier +
 // (P-1)(alpha + n beta + n gamma) (here the pulls pipeline, so one alpha and the reduces

@@ -157,6 +157,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "the builtin's algorithm: mesh or ring")("repeat", po::value<int>()->default_value(1),
                                                "allreduce calls in one kernel")(
       "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
+      "inter", po::value<std::string>(),
+      "hierarchical only: the allreduce between servers, ring (default) or rhd")(
       "core-num", po::value<int>()->default_value(1),
       "SPMD blocks per rank, each on its own vector core (host_mesh; at most vector.cores)")(
       "codegen", po::value<std::string>(),
@@ -225,6 +227,12 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   find_kernel(request.kernel);
   problem.repeat = vm["repeat"].as<int>();
   if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");
+  if (vm.count("inter")) {
+    problem.inter = vm["inter"].as<std::string>();
+    if (problem.inter != "ring" && problem.inter != "rhd") {
+      throw InputError("--inter: unknown algorithm '" + problem.inter + "' (ring or rhd)");
+    }
+  }
   problem.core_num = vm["core-num"].as<int>();
   if (vm.count("signal-shape"))
     problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());

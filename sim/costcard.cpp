@@ -217,11 +217,11 @@ std::string point_name(const Point& p) {
 }
 
 void print_points(std::ostream& out, const std::vector<Point>& points, bool per_round) {
-  out << "kernel         P      bytes     time_ns     card_ns    dev%  remote_B/card      "
+  out << "kernel             P      bytes     time_ns     card_ns    dev%  remote_B/card      "
          "rounds/card  notifies/card  waits/card  ns/round (card)\n";
   for (const Point& p : points) {
     const std::uint64_t bytes = p.elements * dtype_bytes(p.run.result.request.problem.dtype);
-    out << std::left << std::setw(12) << point_name(p) << std::right << std::setw(4) << p.ranks
+    out << std::left << std::setw(16) << point_name(p) << std::right << std::setw(4) << p.ranks
         << std::setw(11) << human_bytes(bytes);
     if (!p.run.error.empty() || !p.run.result.completed) {
       out << "  not run: " << (p.run.error.empty() ? p.run.result.failure : p.run.error) << "\n";
@@ -339,6 +339,45 @@ void print_crossovers(std::ostream& out, const std::vector<Point>& points,
       const bool rule_holds = cross && at[*cross] >= 8192 && at[*cross] <= 32768;
       out << "; rule of thumb " << (rule_holds ? "holds" : "does not hold") << "\n";
     }
+  }
+}
+
+// Which of the algorithms collective libraries run at scale wins, per P and size, as runs of
+// sizes with the same winner; the cards' verdict beside it.
+void print_fastest(std::ostream& out, const std::vector<Point>& points,
+                   const std::vector<int>& ranks, const std::vector<std::uint64_t>& sizes,
+                   std::size_t element) {
+  const std::vector<std::string> contenders = {"ring", "rhd", "hierarchical", "hierarchical/rhd"};
+  const bool any = std::any_of(points.begin(), points.end(), [&](const Point& p) {
+    return std::find(contenders.begin(), contenders.end(), p.kernel) != contenders.end();
+  });
+  if (!any) return;
+  out << "\nFastest of ring, rhd and hierarchical (/rhd: --inter rhd) per P and size (simulated; "
+         "cards):\n";
+  for (int p : ranks) {
+    std::vector<std::vector<double>> ns(contenders.size()), card(contenders.size());
+    for (std::size_t k = 0; k < contenders.size(); ++k) {
+      for (std::uint64_t elements : sizes) {
+        const Point* point = find_point(points, contenders[k], p, elements);
+        ns[k].push_back(point ? point->run.result.device_time_ns : std::nan(""));
+        card[k].push_back(point ? point->card.time_ns : std::nan(""));
+      }
+    }
+    const auto winners = find_fastest(ns);
+    const auto card_winners = find_fastest(card);
+    out << "  P = " << p << ":";
+    for (std::size_t i = 0; i < sizes.size();) {
+      std::size_t j = i;
+      while (j < sizes.size() && winners[j] == winners[i] && card_winners[j] == card_winners[i])
+        ++j;
+      const std::string name = winners[i] ? contenders[*winners[i]] : "none ran";
+      const std::string card_name = card_winners[i] ? contenders[*card_winners[i]] : "none";
+      out << (i == 0 ? " " : ", ") << name << " at " << human_bytes(sizes[i] * element);
+      if (j - 1 > i) out << ".." << human_bytes(sizes[j - 1] * element);
+      out << " (cards: " << card_name << ")";
+      i = j;
+    }
+    out << "\n";
   }
 }
 
@@ -483,6 +522,20 @@ double allreduce_busbw(double algbw, int ranks) {
   return algbw * 2.0 * (ranks - 1) / ranks;
 }
 
+std::vector<std::optional<std::size_t>> find_fastest(
+    const std::vector<std::vector<double>>& ns_by_kernel) {
+  const std::size_t sizes = ns_by_kernel.empty() ? 0 : ns_by_kernel.front().size();
+  std::vector<std::optional<std::size_t>> fastest(sizes);
+  for (std::size_t i = 0; i < sizes; ++i) {
+    for (std::size_t k = 0; k < ns_by_kernel.size(); ++k) {
+      const double t = ns_by_kernel[k][i];
+      if (std::isnan(t)) continue;
+      if (!fastest[i] || t < ns_by_kernel[*fastest[i]][i]) fastest[i] = k;
+    }
+  }
+  return fastest;
+}
+
 std::size_t smallest_near_best(const std::vector<double>& times_ns, double margin) {
   const double best = *std::min_element(times_ns.begin(), times_ns.end());
   std::size_t i = 0;
@@ -531,7 +584,10 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         "resume", "skip the points already in the --points FILE (a sweep that was stopped)")(
         "merge", po::value<std::vector<std::string>>()->multitoken(),
         "run nothing: print the sweep (same options) from the points FILES of its shards")(
-        "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
+        "jobs,j", po::value<int>()->default_value(2), "simulations run at once")(
+        "inter", po::value<std::string>(),
+        "the hierarchical kernel's allreduce between servers, ring (default) or rhd; with rhd "
+        "its points are named hierarchical/rhd");
     po::options_description all;
     all.add(sweep).add(platform_options(cli_platform));
     const po::variables_map vm = parse_arguments(argc, argv, all);
@@ -590,6 +646,15 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
                        "' exists; add --resume to go on with it, or remove it");
     }
     if (!points_path.empty() && !resume) check_writable("--points", points_path);
+    const std::string inter = vm.count("inter") ? vm["inter"].as<std::string>() : "";
+    if (!inter.empty() && inter != "ring" && inter != "rhd") {
+      throw InputError("--inter: unknown algorithm '" + inter + "' (ring or rhd)");
+    }
+    if (!inter.empty() &&
+        std::find(kernels.begin(), kernels.end(), "hierarchical") == kernels.end()) {
+      throw InputError(
+          "--inter: only the hierarchical kernel takes it, and --kernels does not list it");
+    }
 
     const std::size_t element = dtype_bytes(dtype);
     std::vector<std::uint64_t> sizes;
@@ -614,8 +679,9 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
             request.problem.core_num = core_num;
             request.problem.mode = kernel.find("ring") != std::string::npos ? "ring" : "mesh";
             request.kernel = kernel;
+            if (kernel == "hierarchical") request.problem.inter = inter;
             Point& point = points.emplace_back();
-            point.kernel = kernel;
+            point.kernel = kernel + (request.problem.inter == "rhd" ? "/rhd" : "");
             point.ranks = p;
             point.core_num = core_num;
             point.elements = elements;
@@ -695,6 +761,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     print_points(out, points, vm.count("rounds") > 0);
     print_nccl_tables(out, points);
     print_crossovers(out, points, ranks, sizes, element);
+    print_fastest(out, points, ranks, sizes, element);
     print_core_counts(out, points);
 
     int card_failures = 0;

@@ -25,4 +25,9 @@ std::size_t smallest_near_best(const std::vector<double>& times_ns, double margi
 std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,
                                           const std::vector<double>& ring_ns);
 
+// For every size, the index of the fastest kernel among `ns_by_kernel` (one time per size and
+// kernel; NaN where a kernel did not run); nullopt where none ran. Ties go to the first listed.
+std::vector<std::optional<std::size_t>> find_fastest(
+    const std::vector<std::vector<double>>& ns_by_kernel);
+
 }  // namespace ars

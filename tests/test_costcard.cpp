@@ -125,6 +125,26 @@ INSTANTIATE_TEST_SUITE_P(Kernels, IdealCard,
                                                               std::uint64_t{512 * 1024})),
                          ideal_point_name);
 
+// rhd folds the ranks beyond a power of two in and out, the hierarchical kernel's chunks are
+// uneven: sizes that no P divides, at P that are not powers of two.
+INSTANTIATE_TEST_SUITE_P(NonPowerOfTwo, IdealCard,
+                         ::testing::Combine(::testing::Values("a2a3"),
+                                            ::testing::Values("rhd", "hierarchical"),
+                                            ::testing::Values(3, 5, 6, 7),
+                                            ::testing::Values(std::uint64_t{1028},
+                                                              std::uint64_t{16388},
+                                                              std::uint64_t{524292})),
+                         ideal_point_name);
+
+// The algorithms run at scale on the 16-server cluster: the scale-out hop (NIC, leaf, spine)
+// is in their cards through the fabric's route of every pair.
+INSTANTIATE_TEST_SUITE_P(Cluster, IdealCard,
+                         ::testing::Combine(::testing::Values("a2a3-cluster"),
+                                            ::testing::Values("ring", "rhd", "hierarchical"),
+                                            ::testing::Values(16, 64, 128),
+                                            ::testing::Values(std::uint64_t{256 * 1024})),
+                         ideal_point_name);
+
 // The calibrated profile charges notify, flush, pipe-barrier and invalidate costs, launch skew
 // and posted stores: --ideal must take away exactly what the cards leave out, nothing more.
 INSTANTIATE_TEST_SUITE_P(Calibrated, IdealCard,
@@ -260,6 +280,16 @@ TEST(Crossover, FinderTakesTheSizeFromWhichTheRingStaysAhead) {
   EXPECT_EQ(find_crossover({5, 5}, {1, 1}), std::optional<std::size_t>(0));
 }
 
+TEST(Fastest, PicksTheQuickestKernelThatRanAtEachSize) {
+  const double none = std::nan("");
+  const auto fastest = find_fastest({{3, none, 1, none}, {2, 5, none, none}, {4, 4, 1, none}});
+  ASSERT_EQ(fastest.size(), 4u);
+  EXPECT_EQ(fastest[0], std::optional<std::size_t>(1));
+  EXPECT_EQ(fastest[1], std::optional<std::size_t>(2));
+  EXPECT_EQ(fastest[2], std::optional<std::size_t>(0));  // a tie goes to the first listed
+  EXPECT_EQ(fastest[3], std::nullopt);
+}
+
 TEST(Busbw, IsAlgbwTimesTwoPMinusOneOverP) {
   EXPECT_DOUBLE_EQ(allreduce_busbw(10.0, 2), 10.0);
   EXPECT_DOUBLE_EQ(allreduce_busbw(10.0, 4), 15.0);
@@ -335,6 +365,22 @@ TEST(CostcardCommand, CrossoverOnASyntheticPlatform) {
   }
 }
 
+// Two servers of 8: hierarchical pays two server barriers and one exchange of N/8 over the
+// NICs, where rhd pays four steps (three over HCCS, one over the NIC) of halving and doubling
+// and the ring 30 neighbour rounds: hierarchical wins at both sizes, in the runs and the cards.
+TEST(CostcardCommand, ReportsTheFastestOfTheAlgorithmsAtScale) {
+  std::string out;
+  ASSERT_EQ(run_binary("costcard -p a2a3-cluster --kernels ring,rhd,hierarchical --inter rhd "
+                       "--ranks 16 -b 64KiB -e 128KiB --ideal",
+                       out),
+            0)
+      << out;
+  EXPECT_NE(out.find("hierarchical/rhd  16      64KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("  P = 16: hierarchical/rhd at 64KiB..128KiB (cards: hierarchical/rhd)\n"),
+            std::string::npos)
+      << out;
+}
+
 TEST(CostcardCommand, BadInputIsAOneLineErrorWithCode2) {
   std::string out;
   EXPECT_EQ(run_binary("costcard --ranks 1", out), 2);
@@ -342,6 +388,8 @@ TEST(CostcardCommand, BadInputIsAOneLineErrorWithCode2) {
   EXPECT_EQ(run_binary("costcard --kernels barrier", out), 2);
   EXPECT_EQ(run_binary("costcard -b 4KiB -e 1KiB", out), 2);
   EXPECT_EQ(run_binary("costcard --link.bandwidth_GBps 0", out), 2);
+  EXPECT_EQ(run_binary("costcard --kernels ring --inter rhd", out), 2);
+  EXPECT_EQ(run_binary("costcard --kernels hierarchical --inter tree", out), 2);
 }
 
 }  // namespace

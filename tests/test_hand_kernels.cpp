@@ -92,26 +92,12 @@ TEST_P(HandKernel, ReducesExactlyOrRejectsTheProblem) {
     }
     return;
   }
-  const RunResult result = run_allreduce(request_for(c));
-  ASSERT_TRUE(result.completed) << result.failure;
-  ASSERT_TRUE(result.checked);
-  EXPECT_TRUE(result.correct) << result.mismatch_count << " mismatches, first at rank "
-                              << result.mismatches.front().rank << " index "
-                              << result.mismatches.front().index << ": got "
-                              << result.mismatches.front().got << ", expected "
-                              << result.mismatches.front().expected;
-
   const std::uint64_t p = static_cast<std::uint64_t>(c.ranks);
   const std::uint64_t n = c.elements * dtype_bytes(c.dtype);
   const std::uint64_t syncs = c.kernel == "host_ring" ? (2 * (p - 1) + 1) * (p - 1) : 2 * (p - 1);
-  ASSERT_EQ(result.ranks.size(), p);
-  for (const RankStats& s : result.ranks) {
-    SCOPED_TRACE("rank " + std::to_string(s.rank));
-    EXPECT_EQ(s.remote_read_bytes, 2 * (p - 1) * n / p);
-    EXPECT_EQ(s.remote_write_bytes, 0u);
-    EXPECT_EQ(s.notifies, syncs);
-    EXPECT_EQ(s.waits, syncs);
-  }
+  test::expect_golden_and_traffic(run_allreduce(request_for(c)), c.ranks, [&](int) {
+    return test::RankTraffic{2 * (p - 1) * n / p, syncs, syncs};
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, HandKernel, testing::ValuesIn(cases()),

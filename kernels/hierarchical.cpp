@@ -1,0 +1,161 @@
+// The hierarchical allreduce collective libraries run across servers: a reduce-scatter
+// inside every server over its full mesh (the rank with local index i of D sums chunk i,
+// N/D of the vector, pulled from its D-1 server peers), an allreduce of chunk i among the S
+// ranks with local index i in every server (ring, or recursive halving-doubling with
+// --inter rhd), then an all-gather inside the server (every rank pulls the D chunks into y).
+// On a single server it is the mesh reduce-scatter plus all-gather.
+// Per rank: 2(D-1)/D·N bytes read inside the server, plus the inter phase on N/D (ring:
+// 2(S-1)/S·N/D; rhd: 2(p'-1)/p'·N/D, + N/D for a rank that takes a fold, N/D for an extra);
+// notifies = waits = 2(D-1) (two server barriers) plus the inter phase's (ring 2(S-1); rhd
+// 2 log2 p', + 1 with a fold).
+#include "kernels/hierarchical.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "kernels/registry.h"
+#include "kernels/rhd.h"
+#include "kernels/ring.h"
+#include "kernels/tiling.h"
+
+namespace ars {
+
+std::vector<std::vector<int>> server_groups(const Problem& problem) {
+  std::map<int, std::vector<int>> by_server;
+  for (int r = 0; r < problem.ranks; ++r) {
+    const bool known = static_cast<std::size_t>(r) < problem.rank_server.size();
+    by_server[known ? problem.rank_server[static_cast<std::size_t>(r)] : 0].push_back(r);
+  }
+  std::vector<std::vector<int>> servers;
+  for (auto& [server, ranks] : by_server) {
+    if (!servers.empty() && ranks.size() != servers.front().size()) {
+      throw InputError("hierarchical: servers hold unequal rank counts (server " +
+                       std::to_string(by_server.begin()->first) + " has " +
+                       std::to_string(servers.front().size()) + ", server " +
+                       std::to_string(server) + " has " + std::to_string(ranks.size()) +
+                       "); list the same number of devices from every server in -d");
+    }
+    servers.push_back(std::move(ranks));
+  }
+  return servers;
+}
+
+bool inter_is_rhd(const Problem& problem) {
+  return problem.inter == "rhd";
+}
+
+namespace kernels {
+namespace {
+
+constexpr int kRowReady = 0;  // stage-in done: server peers may read the own window
+constexpr int kRowFinal = 1;  // own chunk reduced across all servers
+constexpr int kFirstInterRow = 2;
+
+Layout layout(const Problem& p) {
+  refuse_call_options(p, "hierarchical", false, true);
+  if (!p.inter.empty() && p.inter != "ring" && p.inter != "rhd") {
+    throw InputError("--inter: unknown algorithm '" + p.inter + "' (ring or rhd)");
+  }
+  const int servers = static_cast<int>(server_groups(p).size());
+  const int inter_rows = inter_is_rhd(p) ? rhd_signal_rows(servers) : 2 * (servers - 1);
+  return {{{"data", p.elements}}, {{"signal", kFirstInterRow + inter_rows, p.ranks}}};
+}
+
+void body(Rank& r) {
+  const Problem& p = r.problem();
+  const std::vector<std::vector<int>> servers = server_groups(p);
+  const int size = static_cast<int>(servers.front().size());  // D
+  int server = 0;
+  int local = 0;
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    const auto at = std::find(servers[s].begin(), servers[s].end(), r.rank());
+    if (at != servers[s].end()) {
+      server = static_cast<int>(s);
+      local = static_cast<int>(at - servers[s].begin());
+    }
+  }
+  const std::vector<int>& peers = servers[static_cast<std::size_t>(server)];
+  std::vector<int> same_index;
+  for (const auto& ranks : servers) same_index.push_back(ranks[static_cast<std::size_t>(local)]);
+  auto begin = [&](int chunk) { return split_point(p.elements, size, chunk); };
+  auto length = [&](int chunk) { return begin(chunk + 1) - begin(chunk); };
+
+  const Tensor data = r.window("data");
+  const Signal signal = r.signal("signal");
+  // One tile for the own chunk and one per server peer; the inter phase uses the first two.
+  const int in_flight = std::max(size, 2);
+  const Tiling staging(p.elements, p.dtype, in_flight, r.ub_bytes());
+  std::vector<Tile> tiles;
+  for (int k = 0; k < in_flight; ++k) tiles.push_back(r.alloc(staging.tile_elements, p.dtype));
+
+  r.begin_round("stage-in");
+  copy_through_ub(r, tiles[0], r.input(), data, staging);
+  r.begin_round("barrier A");
+  row_barrier(r, signal, kRowReady, peers);
+
+  // Reduce-scatter in place: no server peer reads the own chunk, each reads its own.
+  r.begin_round("intra RS");
+  const std::uint64_t own = begin(local);
+  for (const auto& [offset, count] :
+       Tiling(length(local), p.dtype, in_flight, r.ub_bytes()).chunks()) {
+    r.load(tiles[0], data, own + offset, count);
+    std::vector<Transfer> pulls;
+    for (int k = 1; k < size; ++k) {
+      pulls.push_back(r.remote_load_async(tiles[static_cast<std::size_t>(k)], data,
+                                          peers[static_cast<std::size_t>((local + k) % size)],
+                                          own + offset, count));
+    }
+    for (int k = 1; k < size; ++k) {
+      r.sync(pulls[static_cast<std::size_t>(k - 1)]);
+      r.reduce(tiles[0], tiles[static_cast<std::size_t>(k)], count);
+    }
+    r.store(tiles[0], data, own + offset, count);
+  }
+
+  if (inter_is_rhd(p)) {
+    rhd_allreduce(r, data, signal, kFirstInterRow, same_index, server, own, length(local), tiles[0],
+                  tiles[1]);
+  } else {
+    ring_allreduce(r, data, signal, kFirstInterRow, same_index, server, own, length(local),
+                   tiles[0], tiles[1]);
+  }
+
+  r.begin_round("barrier B");
+  row_barrier(r, signal, kRowFinal, peers);
+
+  // All-gather straight into y: tiles[k] receives chunk local+k (k = 0: the own, read locally).
+  r.begin_round("intra AG");
+  std::uint64_t longest = 0;
+  for (int j = 0; j < size; ++j) longest = std::max(longest, length(j));
+  for (const auto& [offset, full] : Tiling(longest, p.dtype, in_flight, r.ub_bytes()).chunks()) {
+    std::vector<Transfer> pulls(static_cast<std::size_t>(size));
+    std::vector<std::uint64_t> counts(static_cast<std::size_t>(size), 0);
+    for (int k = 0; k < size; ++k) {
+      const int chunk = (local + k) % size;
+      const auto i = static_cast<std::size_t>(k);
+      if (offset >= length(chunk)) continue;  // a shorter chunk ends before this tile
+      counts[i] = std::min(full, length(chunk) - offset);
+      pulls[i] = r.remote_load_async(tiles[i], data, peers[static_cast<std::size_t>(chunk)],
+                                     begin(chunk) + offset, counts[i]);
+    }
+    for (int k = 0; k < size; ++k) {
+      const auto i = static_cast<std::size_t>(k);
+      if (counts[i] == 0) continue;
+      r.sync(pulls[i]);
+      r.store(tiles[i], r.output(), begin((local + k) % size) + offset, counts[i]);
+    }
+  }
+  for (const Tile& t : tiles) r.release(t);
+}
+
+}  // namespace
+
+extern const KernelSpec kHierarchical{
+    "hierarchical",
+    "reduce-scatter inside each server, allreduce between servers (--inter ring|rhd), "
+    "all-gather inside each server",
+    true, layout, body};
+
+}  // namespace kernels
+}  // namespace ars

@@ -1,0 +1,18 @@
+// How the hierarchical allreduce groups ranks, for the kernel and its cost card.
+#pragma once
+
+#include <vector>
+
+#include "kernels/api.h"
+
+namespace ars {
+
+// The ranks of every server (Problem::rank_server; all in one server when it is empty), servers
+// in ascending server number, each listing its ranks in rank order. Throws InputError when the
+// servers hold unequal numbers of ranks.
+std::vector<std::vector<int>> server_groups(const Problem& problem);
+
+// The algorithm between servers: "ring" (also when --inter was not given) or "rhd".
+bool inter_is_rhd(const Problem& problem);
+
+}  // namespace ars
