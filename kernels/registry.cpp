@@ -28,7 +28,7 @@ std::string shape_text(int rows, int cols) {
 void require_builtin_mode(const Problem& problem, const std::string& mode) {
   if (problem.mode != mode) {
     throw InputError("kernel builtin_" + mode + " is the builtin in mode " + mode +
-                     ", but the mode is '" + problem.mode + "' (use --kernel builtin --mode " +
+                     ", but the mode is '" + problem.mode + "' (use --kernel builtin_" +
                      problem.mode + ")");
   }
 }
@@ -44,13 +44,25 @@ void refuse_call_options(const Problem& problem, const char* kernel, bool takes_
   }
 }
 
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const KernelSpec& k : kernel_registry()) names.emplace_back(k.name);
+  names.emplace_back("builtin");
+  return names;
+}
+
+const char* builtin_mode(const std::string& kernel) {
+  if (kernel == "builtin_mesh") return "mesh";
+  if (kernel == "builtin_ring") return "ring";
+  return nullptr;
+}
+
 const KernelSpec& find_kernel(const std::string& name) {
-  std::string known;
   for (const KernelSpec& k : kernel_registry()) {
     if (name == k.name) return k;
-    known += known.empty() ? "" : ", ";
-    known += k.name;
   }
+  std::string known;
+  for (const std::string& k : kernel_names()) known += (known.empty() ? "" : ", ") + k;
   throw InputError("unknown kernel '" + name + "' (known: " + known + ")");
 }
 

@@ -36,7 +36,13 @@ void require_builtin_mode(const Problem& problem, const std::string& mode);
 void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape);
 
 const std::vector<KernelSpec>& kernel_registry();
-// Throws InputError naming the known kernels when `name` is not one of them.
+// Every name a user may give: the registered kernels and `builtin` (the builtin in the mode
+// --mode chooses: builtin_mesh or builtin_ring).
+std::vector<std::string> kernel_names();
+// "mesh" or "ring" for builtin_mesh and builtin_ring; nullptr for every other kernel, which
+// has no mode.
+const char* builtin_mode(const std::string& kernel);
+// Throws InputError naming every accepted name when `name` is not a registered kernel.
 const KernelSpec& find_kernel(const std::string& name);
 
 }  // namespace ars

@@ -101,7 +101,9 @@ void VectorCore::spend(const sc_time& span, std::uint64_t RoundRecord::*bucket) 
 }
 
 void VectorCore::log(const std::string& line) {
-  if (record_schedule_) schedule_.push_back("rank=" + std::to_string(rank()) + " op=" + line);
+  if (!record_schedule_) return;
+  schedule_.push_back("rank=" + std::to_string(rank()) + " op=" + line);
+  schedule_ps_.push_back(sc_core::sc_time_stamp().value());
 }
 
 Tensor VectorCore::input() const {

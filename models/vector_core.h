@@ -48,6 +48,8 @@ class VectorCore : public sc_core::sc_module, public Rank {
   const BlockedWait& blocked() const { return blocked_; }
   const std::string& failure() const { return failure_; }
   const std::vector<std::string>& schedule() const { return schedule_; }
+  // The simulated time (ps) at which each schedule line's operation was issued.
+  const std::vector<std::uint64_t>& schedule_ps() const { return schedule_ps_; }
   void record_schedule(bool on) { record_schedule_ = on; }
   // Keeps the faults aimed at this rank; the others are ignored.
   void inject_faults(const Faults& faults);
@@ -124,6 +126,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   std::string failure_;
   bool record_schedule_ = false;
   std::vector<std::string> schedule_;
+  std::vector<std::uint64_t> schedule_ps_;
   Faults faults_;
   TraceSink* sink_ = nullptr;
   int phase_var_ = -1;

@@ -16,9 +16,15 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
 // nccl-tests' bus bandwidth of an allreduce: algbw x 2(P-1)/P.
 double allreduce_busbw(double algbw, int ranks);
 
-// Index of the smallest size from which the ring is faster than the mesh at this and every
-// larger size (sizes ascending); nullopt when the ring is not faster at the largest size.
+// A ring that beats the mesh by this much or less (in % of the mesh's time) only ties with it:
+// run-to-run noise on hardware and the model's own error are larger than that.
+constexpr double kCrossoverTiePercent = 1.0;
+
+// Index of the smallest size from which the ring is faster than the mesh by more than
+// `tie_percent` at this and every larger size (sizes ascending); nullopt when it is not so at
+// the largest size.
 std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,
-                                          const std::vector<double>& ring_ns);
+                                          const std::vector<double>& ring_ns,
+                                          double tie_percent = kCrossoverTiePercent);
 
 }  // namespace ars

@@ -1,10 +1,13 @@
 #include "sim/report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "kernels/registry.h"
 
 namespace ars {
 
@@ -16,14 +19,20 @@ double ps_to_ns(std::uint64_t ps) {
 
 }  // namespace
 
-void print_report(std::ostream& out, const RunResult& result) {
+namespace {
+
+void print_tables(std::ostream& out, const RunResult& result, const ReportOptions& options) {
   const RunRequest& q = result.request;
   const Problem& p = q.problem;
-  out << "allreduce-sim: kernel " << q.kernel << " (mode " << p.mode << ") on " << q.platform.name
-      << " (" << to_string(q.platform.topology) << ", " << q.platform.dma_queues << " DMA queue"
-      << (q.platform.dma_queues == 1 ? "" : "s") << "), P = " << p.ranks << ", " << p.elements
-      << " x " << to_string(p.dtype) << " (" << p.bytes() << " B) per rank, op " << to_string(p.op)
-      << "\n\n";
+  const char* mode = builtin_mode(q.kernel);
+  out << "allreduce-sim: kernel " << q.kernel;
+  if (mode != nullptr) out << " (mode " << mode << ")";
+  out << " on " << q.platform.name << " (" << to_string(q.platform.topology) << ", "
+      << q.platform.dma_queues << " DMA queue" << (q.platform.dma_queues == 1 ? "" : "s")
+      << "), P = " << p.ranks << ", " << p.elements << " x " << to_string(p.dtype) << " ("
+      << p.bytes() << " B) per rank, op " << to_string(p.op) << "\n";
+  if (!q.platform_origin.empty()) out << "config: " << q.platform_origin << "\n";
+  out << "\n";
 
   out << std::fixed << std::setprecision(3);
   out << "rank  device  remote_read_B  remote_write_B  notifies  waits  polls   start_ns       "
@@ -35,20 +44,62 @@ void print_report(std::ostream& out, const RunResult& result) {
         << ps_to_ns(s.start_ps) << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
         << (s.finished ? "" : "  (blocked)") << "\n";
   }
-  out << "\nrank  round  phase          start_ns    barrier_ns   transfer_ns     reduce_ns         "
-         "bytes  remote_bytes\n";
+  // The phase column is as wide as the longest phase name, so no name shifts the columns.
+  std::size_t phase_width = std::string("phase").size();
   for (const RankStats& s : result.ranks) {
+    for (const RoundRecord& r : s.rounds) phase_width = std::max(phase_width, r.phase.size());
+  }
+  const std::size_t shown = options.ranks_shown > 0 ? std::min<std::size_t>(
+                                                          static_cast<std::size_t>(options.ranks_shown),
+                                                          result.ranks.size())
+                                                    : result.ranks.size();
+  out << "\nrank  round  " << std::left << std::setw(static_cast<int>(phase_width)) << "phase"
+      << std::right
+      << "     start_ns    barrier_ns   transfer_ns     reduce_ns         bytes  remote_bytes\n";
+  for (std::size_t i = 0; i < shown; ++i) {
+    const RankStats& s = result.ranks[i];
     for (const RoundRecord& r : s.rounds) {
-      out << std::setw(4) << s.rank << std::setw(7) << r.round << "  " << std::left << std::setw(12)
-          << r.phase << std::right << std::setw(11) << ps_to_ns(r.start_ps) << std::setw(14)
-          << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps) << std::setw(14)
-          << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14) << r.remote_bytes
-          << "\n";
+      out << std::setw(4) << s.rank << std::setw(7) << r.round << "  " << std::left
+          << std::setw(static_cast<int>(phase_width)) << r.phase << std::right << std::setw(13)
+          << ps_to_ns(r.start_ps) << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14)
+          << ps_to_ns(r.transfer_ps) << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14)
+          << r.bytes << std::setw(14) << r.remote_bytes << "\n";
     }
   }
-  out << "\n";
-  if (result.completed) {
-    out << "device time: " << result.device_time_ns << " ns\n";
+  if (shown < result.ranks.size()) {
+    out << "(rounds of ranks 0-" << shown - 1 << " of " << result.ranks.size()
+        << " shown; --ranks-shown all shows every rank, --json writes them all)\n";
+  }
+}
+
+// The verdict after a run that did not complete or whose result is wrong.
+void print_failure(std::ostream& out, const RunResult& result) {
+  if (!result.completed) {
+    out << result.failure << "\nFAILED\n";
+    return;
+  }
+  if (result.mismatch_count == 0) {
+    out << "the kernel left its signal non-zero, so the next call cannot reuse it\nFAILED\n";
+    return;
+  }
+  out << "wrong result: " << result.mismatch_count << " elements differ from the golden (rtol "
+      << result.rtol << ", atol " << result.atol << ")\n";
+  for (const Mismatch& m : result.mismatches) {
+    out << "  rank " << m.rank << " y[" << m.index << "] = " << m.got << ", expected "
+        << m.expected << "\n";
+  }
+  out << "FAILED\n";
+}
+
+}  // namespace
+
+void print_report(std::ostream& out, const RunResult& result, const ReportOptions& options) {
+  const bool quiet = result.request.quiet;
+  if (!quiet) print_tables(out, result, options);
+  if (!quiet) out << "\n";
+  out << std::fixed << std::setprecision(3);
+  if (result.completed) out << "device time: " << result.device_time_ns << " ns\n";
+  if (result.completed && !quiet) {
     out << "signal: ";
     if (result.signal_clear) {
       out << "all zero at the end\n";
@@ -59,34 +110,20 @@ void print_report(std::ostream& out, const RunResult& result) {
           << result.signal_residue << "\n";
     }
   }
-  out << std::setprecision(3) << "simulation: " << result.simulated_operations << " operations in "
-      << result.wall_seconds << " s wall (" << std::setprecision(0)
-      << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
-      << " operations/s)\n";
+  if (!quiet) {
+    out << std::setprecision(3) << "simulation: " << result.simulated_operations
+        << " operations in " << result.wall_seconds << " s wall (" << std::setprecision(0)
+        << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
+        << " operations/s)\n";
+  }
   out << std::setprecision(6) << std::defaultfloat;
-  if (!result.completed) {
-    out << result.failure << "\nFAILED\n";
-    return;
-  }
-  if (!result.checked) {
+  if (!result.completed || (result.checked && !result.correct)) {
+    print_failure(out, result);
+  } else if (!result.checked) {
     out << "timing only: no payload moved, result not checked\n";
-    return;
+  } else {
+    out << "OK\n";
   }
-  if (!result.correct && result.mismatch_count == 0) {
-    out << "the kernel left its signal non-zero, so the next call cannot reuse it\nFAILED\n";
-    return;
-  }
-  if (!result.correct) {
-    out << "wrong result: " << result.mismatch_count << " elements differ from the golden (rtol "
-        << result.rtol << ", atol " << result.atol << ")\n";
-    for (const Mismatch& m : result.mismatches) {
-      out << "  rank " << m.rank << " y[" << m.index << "] = " << m.got << ", expected "
-          << m.expected << "\n";
-    }
-    out << "FAILED\n";
-    return;
-  }
-  out << "OK\n";
 }
 
 std::string to_json(const RunResult& result) {
@@ -95,7 +132,7 @@ std::string to_json(const RunResult& result) {
   const Problem& p = q.problem;
   ordered_json j;
   j["kernel"] = q.kernel;
-  j["mode"] = p.mode;
+  if (const char* mode = builtin_mode(q.kernel)) j["mode"] = mode;
   j["platform"] = q.platform.name;
   j["P"] = p.ranks;
   j["devices"] = q.devices;
@@ -143,9 +180,17 @@ std::string to_json(const RunResult& result) {
   return j.dump(2) + "\n";
 }
 
-std::string schedule_text(const RunResult& result) {
+std::string schedule_text(const RunResult& result, bool with_times) {
   std::ostringstream out;
-  for (const std::string& line : result.schedule) out << line << "\n";
+  out << "# " << (with_times ? "t_ns: issue time in ns; " : "")
+      << "offset: elements from the window's start; bytes: bytes\n";
+  for (std::size_t i = 0; i < result.schedule.size(); ++i) {
+    if (with_times) {
+      out << "t_ns=" << std::fixed << std::setprecision(3) << ps_to_ns(result.schedule_ps[i])
+          << " ";
+    }
+    out << result.schedule[i] << "\n";
+  }
   return out.str();
 }
 

@@ -105,7 +105,7 @@ RunResult run_allreduce(const RunRequest& request) {
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                           sc_core::SC_DO_NOTHING);
   std::unique_ptr<VcdWriter> vcd;
-  if (!request.vcd_path.empty()) vcd = std::make_unique<VcdWriter>(request.vcd_path);
+  if (!request.vcd_path.empty()) vcd = std::make_unique<VcdWriter>(request.vcd_path, request.devices);
 
   Platform::Options options;
   options.timing_only = request.timing_only;
@@ -146,6 +146,8 @@ RunResult run_allreduce(const RunRequest& request) {
     last_finish = std::max(last_finish, s.finish_ps);
     result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
     result.schedule.insert(result.schedule.end(), core.schedule().begin(), core.schedule().end());
+    result.schedule_ps.insert(result.schedule_ps.end(), core.schedule_ps().begin(),
+                              core.schedule_ps().end());
   }
   const std::uint64_t burst = request.platform.dma_burst_bytes;
   for (const RankStats& s : result.ranks) {

@@ -17,6 +17,7 @@ struct KernelSpec;
 
 struct RunRequest {
   PlatformConfig platform;
+  std::string platform_origin;  // the config file the platform came from, as the report names it
   std::vector<int> devices;  // device of each rank; P = devices.size()
   Problem problem;
   std::string kernel = "mesh";
@@ -24,6 +25,7 @@ struct RunRequest {
   std::string vcd_path;                     // empty: no waveform
   bool record_schedule = false;
   bool timing_only = false;  // no payload bytes, no golden check
+  bool quiet = false;        // --quiet: the report is the summary only, no progress line
   double max_sim_time_ns = 1e10;
   std::uint64_t memory_limit_bytes = 0;  // refuse a larger run; 0: 80 % of physical memory
   Faults faults;                         // injected on purpose, to provoke failures
@@ -51,6 +53,7 @@ struct RunResult {
   std::string signal_residue;      // the first non-zero cell, when there is one
   std::vector<RankStats> ranks;
   std::vector<std::string> schedule;       // one line per executed operation, rank by rank
+  std::vector<std::uint64_t> schedule_ps;  // when each of those operations was issued
   double device_time_ns = 0;               // latest finish minus earliest start
   std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations
   double wall_seconds = 0;
