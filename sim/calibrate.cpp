@@ -25,8 +25,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-const char* const kKernels[] = {"builtin_mesh", "builtin_ring", "mesh",
-                                "ring",         "two_phase",    "host_ring"};
 constexpr const char* kDefaultKernel = "builtin_mesh";
 
 std::string where(const std::string& path, int line) {
@@ -59,7 +57,7 @@ std::vector<double> simulate(const MeasuredData& data, const PlatformConfig& pla
     request.kernel = point.kernel;
     request.problem.ranks = point.ranks;
     request.problem.elements = point.payload_bytes / dtype_bytes(DType::FP32);
-    request.problem.mode = point.kernel == "builtin_ring" ? "ring" : "mesh";
+    if (const char* mode = builtin_mode(point.kernel)) request.problem.mode = mode;
     request.timing_only = true;
     requests.push_back(request);
   }
@@ -143,6 +141,15 @@ double key_value(const PlatformConfig& config, const std::string& key) {
     throw InputError("--fit: '" + key + "' is not a continuous number and cannot be fitted");
   }
   return defaults[key].as<double>();
+}
+
+// A key in cycles also in us, the unit the README gives times in: " = 255.2 us at 1.8 GHz".
+std::string in_us(const PlatformConfig& config, const std::string& key) {
+  const std::string cycles = "_cycles";
+  if (key.size() < cycles.size() || key.compare(key.size() - cycles.size(), cycles.size(), cycles))
+    return "";
+  const double us = key_value(config, key) / config.clock_GHz / 1000.0;
+  return " = " + significant(us) + " us at " + significant(config.clock_GHz) + " GHz";
 }
 
 void set_key(PlatformConfig& config, const std::string& key, double value) {
@@ -286,9 +293,10 @@ MeasuredData read_measurements(const std::string& path) {
     }
     MeasuredPoint point;
     point.kernel = data.kernel_column ? fields[column["kernel"]] : kDefaultKernel;
-    if (std::find(std::begin(kKernels), std::end(kKernels), point.kernel) == std::end(kKernels)) {
-      throw InputError(at + ": unknown kernel '" + point.kernel +
-                       "' (builtin_mesh, builtin_ring, mesh, ring, two_phase or host_ring)");
+    try {
+      find_kernel(point.kernel);
+    } catch (const InputError& e) {
+      throw InputError(at + ": " + e.what());
     }
     const double ranks = parse_number(fields[column["P"]], "P", at);
     if (ranks < 2 || ranks > 4096 || ranks != std::floor(ranks)) {
@@ -486,7 +494,7 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
         << "fitted keys:\n";
     for (std::size_t i = 0; i < keys.size(); ++i) {
       out << "  " << keys[i] << " = " << significant(std::exp(best.x[i])) << "  (base "
-          << significant(key_value(base, keys[i])) << ")\n";
+          << significant(key_value(base, keys[i])) << ")" << in_us(fitted, keys[i]) << "\n";
     }
     out << "held fixed: every other key, at the base profile's value\n";
     print_table(out, data, summary);

@@ -169,9 +169,9 @@ std::uint64_t parse_size(const std::string& text, DType dtype, const std::string
   const std::string unit = text.substr(used);
   double scale = 0;
   if (unit.empty() || unit == "B") scale = 1;
-  if (unit == "K" || unit == "KiB") scale = 1024;
-  if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
-  if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  if (unit == "K" || unit == "k" || unit == "KiB") scale = 1024;
+  if (unit == "M" || unit == "m" || unit == "MiB") scale = 1024.0 * 1024;
+  if (unit == "G" || unit == "g" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
   if (scale == 0 || !(number > 0) || number != std::floor(number)) {
     throw InputError(option + ": '" + text + "' must be a positive whole number of " + units);
   }

@@ -32,8 +32,8 @@ CommandLine parse_run_request(int argc, const char* const* argv);
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 // One size vocabulary for every command: a bare number counts elements ("64"); with a unit it
-// counts bytes ("512B", "16K" or "16KiB", "4M" or "4MiB", "1G" or "1GiB": powers of 1024, as
-// nccl-tests reads them). Returns elements; errors name `option`.
+// counts bytes ("512B", "16K" or "16KiB", "4M" or "4MiB", "1G" or "1GiB", K/M/G also in lower
+// case: powers of 1024, as nccl-tests reads them). Returns elements; errors name `option`.
 std::uint64_t parse_size(const std::string& text, DType dtype,
                          const std::string& option = "--size");
 

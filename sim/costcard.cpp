@@ -320,7 +320,7 @@ void print_crossovers(std::ostream& out, const std::vector<Point>& points,
                       const std::vector<std::uint64_t>& sizes, std::size_t element) {
   out << "\nCrossover: smallest payload from which the ring beats the mesh at every larger size\n"
       << "by more than " << std::fixed << std::setprecision(0) << kCrossoverTiePercent
-      << " % (closer is a tie); margins are the ring's gain over the mesh\n"
+      << " % (closer is a tie); [the margin there, and one size below]\n"
       << "(tutorial rule: mesh for small messages, ring from about 16 KiB)\n";
   std::vector<std::uint64_t> bytes;
   for (std::uint64_t elements : sizes) bytes.push_back(elements * element);
@@ -341,22 +341,24 @@ void print_crossovers(std::ostream& out, const std::vector<Point>& points,
       out << "  " << ring << " vs " << mesh << ", P = " << p << ": " << std::setprecision(1);
       const auto cross = find_crossover(mesh_ns, ring_ns);
       const auto margin = [&](std::size_t i) {
-        out << human_bytes(at[i]) << " " << std::showpos << ring_gain_pct(mesh_ns[i], ring_ns[i])
-            << std::noshowpos << " % (" << ring_ns[i] / 1000.0 << " vs " << mesh_ns[i] / 1000.0
-            << " us)";
+        const double gain = ring_gain_pct(mesh_ns[i], ring_ns[i]);
+        out << human_bytes(at[i]) << ": ring " << std::fabs(gain) << " % "
+            << (gain > 0 ? "faster" : "slower")
+            << (std::fabs(gain) <= kCrossoverTiePercent ? " (a tie)" : "") << ", "
+            << ring_ns[i] / 1000.0 << " vs " << mesh_ns[i] / 1000.0 << " us";
       };
       if (!cross) {
-        out << "the ring never wins up to " << human_bytes(at.back()) << " (at ";
+        out << "the ring never wins up to " << human_bytes(at.back()) << " [";
         margin(at.size() - 1);
       } else {
-        out << "from " << human_bytes(at[*cross]) << " (";
+        out << "from " << human_bytes(at[*cross]) << " [";
         margin(*cross);
         if (*cross > 0) {
-          out << "; at ";
+          out << "; ";
           margin(*cross - 1);
         }
       }
-      out << ")";
+      out << "]";
       if (!ideal_points.empty()) {
         out << "; --ideal: "
             << crossover_text(series(ideal_points, mesh, p, sizes),
@@ -373,7 +375,7 @@ std::string csv(const std::vector<Point>& points, bool ideal) {
   std::ostringstream out;
   out << "kernel,P,dtype,op,bytes_per_rank,time_ns,card_time_ns,deviation_pct,remote_read_bytes,"
          "card_remote_read_bytes,rounds,card_rounds,notifies,card_notifies,waits,card_waits,"
-         "algbw_GBps,busbw_GBps,wrong,ideal\n";
+         "algbw_GBps,busbw_GBps,wrong,ideal,platform\n";
   for (const Point& p : points) {
     if (!p.run.error.empty() || !p.run.result.completed) continue;
     const Problem& q = p.run.result.request.problem;
@@ -386,7 +388,7 @@ std::string csv(const std::vector<Point>& points, bool ideal) {
         << c.card_remote_read << "," << c.rounds << "," << c.card_rounds << "," << c.notifies << ","
         << c.card_notifies << "," << c.waits << "," << c.card_waits << "," << std::setprecision(6)
         << algbw << "," << allreduce_busbw(algbw, p.ranks) << "," << p.run.result.mismatch_count
-        << "," << (ideal ? 1 : 0) << "\n";
+        << "," << (ideal ? 1 : 0) << "," << p.run.result.request.platform.name << "\n";
   }
   return out.str();
 }
