@@ -201,8 +201,8 @@ std::string resolve_kernel(const std::string& option, const std::string& name,
                      " has none (--kernel builtin --mode " + mode + " runs the builtin)");
   }
   if (mode_given && mode != own_mode) {
-    throw InputError("--mode " + mode + " contradicts --kernel " + name + " (use --kernel builtin_" +
-                     mode + ")");
+    throw InputError("--mode " + mode + " contradicts --kernel " + name +
+                     " (use --kernel builtin_" + mode + ")");
   }
   return name;
 }
@@ -216,9 +216,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "platform: a name in configs/ (listed above; a2a3sim = a2a3) or an INI path")(
       "devices,d", po::value<std::string>()->default_value("0,1,2,3"),
       "devices taking part, comma-separated; P = their count")(
-      "kernel,k", po::value<std::string>()->default_value("builtin"),
-      "kernel to run (see below)")("op", po::value<std::string>()->default_value("sum"),
-                                   "reduce op: sum, max, min, prod")(
+      "kernel,k", po::value<std::string>()->default_value("builtin"), "kernel to run (see below)")(
+      "op", po::value<std::string>()->default_value("sum"), "reduce op: sum, max, min, prod")(
       "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
       "size", po::value<std::string>()->default_value("64"),
       "per rank: elements, or bytes with a unit (see Sizes)")(
@@ -282,7 +281,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   if (mode != "mesh" && mode != "ring") {
     throw InputError("--mode: unknown mode '" + mode + "' (mesh or ring)");
   }
-  request.kernel = resolve_kernel("--kernel", vm["kernel"].as<std::string>(), mode, !vm["mode"].defaulted());
+  request.kernel =
+      resolve_kernel("--kernel", vm["kernel"].as<std::string>(), mode, !vm["mode"].defaulted());
   if (const char* own_mode = builtin_mode(request.kernel)) problem.mode = own_mode;
   problem.repeat = vm["repeat"].as<int>();
   if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");

@@ -224,7 +224,8 @@ po::variables_map parse_arguments(int argc, const char* const* argv,
   po::variables_map vm;
   try {
     // Full option names only: a cut-short name that Boost would complete could set another key.
-    const auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    const auto style =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
     const po::parsed_options parsed =
         po::command_line_parser(argc, argv).options(options).style(style).run();
     // Boost keeps words that belong to no option and store() drops them: refuse them instead.
@@ -329,8 +330,7 @@ LoadedPlatform parse_at_depth(std::istream& file, const std::string& origin,
   if (!notes.base.empty()) {
     if (depth >= kMaxBaseDepth) {
       throw InputError("config file " + origin + ": base = " + notes.base +
-                       ": bases nest deeper than " + std::to_string(kMaxBaseDepth) +
-                       " (a cycle?)");
+                       ": bases nest deeper than " + std::to_string(kMaxBaseDepth) + " (a cycle?)");
     }
     const LoadedPlatform base =
         load_at_depth(base_path(notes.base, origin), po::variables_map(), depth + 1);

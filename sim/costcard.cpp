@@ -451,9 +451,8 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
                                                     "platform: a name in configs/ or an INI path")(
         "kernels", po::value<std::string>()->default_value("all"),
         "all (every kernel with a card) or a comma-separated list; builtin = builtin_mesh and "
-        "builtin_ring")(
-        "ranks", po::value<std::string>()->default_value("2,4,8"),
-        "rank counts P, comma-separated")(
+        "builtin_ring")("ranks", po::value<std::string>()->default_value("2,4,8"),
+                        "rank counts P, comma-separated")(
         "minbytes,b", po::value<std::string>()->default_value("1KiB"),
         "smallest size per rank: elements, or bytes with B, K/KiB, M/MiB, G/GiB")(
         "maxbytes,e", po::value<std::string>()->default_value("4MiB"), "largest size per rank")(
@@ -486,11 +485,14 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     const ReduceOp op = parse_op(vm["op"].as<std::string>());
     const std::vector<std::string> kernels = parse_kernels(vm["kernels"].as<std::string>(), err);
     const std::vector<int> ranks = parse_ranks(vm["ranks"].as<std::string>(), platform.devices);
-    const std::uint64_t min_bytes = parse_bytes("-b/--minbytes", vm["minbytes"].as<std::string>(), dtype);
-    const std::uint64_t max_bytes = parse_bytes("-e/--maxbytes", vm["maxbytes"].as<std::string>(), dtype);
+    const std::uint64_t min_bytes =
+        parse_bytes("-b/--minbytes", vm["minbytes"].as<std::string>(), dtype);
+    const std::uint64_t max_bytes =
+        parse_bytes("-e/--maxbytes", vm["maxbytes"].as<std::string>(), dtype);
     const int factor = vm["stepfactor"].as<int>();
     if (factor < 2) throw InputError("-f: the step factor must be at least 2");
-    if (max_bytes < min_bytes) throw InputError("-e/--maxbytes: the largest size is below the smallest (-b)");
+    if (max_bytes < min_bytes)
+      throw InputError("-e/--maxbytes: the largest size is below the smallest (-b)");
     const int jobs = vm["jobs"].as<int>();
     if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
     const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
@@ -536,8 +538,8 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     const auto swept = [&kernels](const char* k) {
       return std::find(kernels.begin(), kernels.end(), k) != kernels.end();
     };
-    const bool pairs = (swept("mesh") && swept("ring")) ||
-                       (swept("builtin_mesh") && swept("builtin_ring"));
+    const bool pairs =
+        (swept("mesh") && swept("ring")) || (swept("builtin_mesh") && swept("builtin_ring"));
     for (std::size_t i = 0; !ideal && pairs && i < points.size(); ++i) {
       const std::string& k = points[i].kernel;
       if (!points[i].run.error.empty() ||

@@ -49,10 +49,10 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
   for (const RankStats& s : result.ranks) {
     for (const RoundRecord& r : s.rounds) phase_width = std::max(phase_width, r.phase.size());
   }
-  const std::size_t shown = options.ranks_shown > 0 ? std::min<std::size_t>(
-                                                          static_cast<std::size_t>(options.ranks_shown),
-                                                          result.ranks.size())
-                                                    : result.ranks.size();
+  const std::size_t shown =
+      options.ranks_shown > 0 ? std::min<std::size_t>(static_cast<std::size_t>(options.ranks_shown),
+                                                      result.ranks.size())
+                              : result.ranks.size();
   out << "\nrank  round  " << std::left << std::setw(static_cast<int>(phase_width)) << "phase"
       << std::right
       << "     start_ns    barrier_ns   transfer_ns     reduce_ns         bytes  remote_bytes\n";
@@ -85,8 +85,8 @@ void print_failure(std::ostream& out, const RunResult& result) {
   out << "wrong result: " << result.mismatch_count << " elements differ from the golden (rtol "
       << result.rtol << ", atol " << result.atol << ")\n";
   for (const Mismatch& m : result.mismatches) {
-    out << "  rank " << m.rank << " y[" << m.index << "] = " << m.got << ", expected "
-        << m.expected << "\n";
+    out << "  rank " << m.rank << " y[" << m.index << "] = " << m.got << ", expected " << m.expected
+        << "\n";
   }
   out << "FAILED\n";
 }

@@ -105,7 +105,8 @@ RunResult run_allreduce(const RunRequest& request) {
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                           sc_core::SC_DO_NOTHING);
   std::unique_ptr<VcdWriter> vcd;
-  if (!request.vcd_path.empty()) vcd = std::make_unique<VcdWriter>(request.vcd_path, request.devices);
+  if (!request.vcd_path.empty())
+    vcd = std::make_unique<VcdWriter>(request.vcd_path, request.devices);
 
   Platform::Options options;
   options.timing_only = request.timing_only;

@@ -18,7 +18,7 @@ struct KernelSpec;
 struct RunRequest {
   PlatformConfig platform;
   std::string platform_origin;  // the config file the platform came from, as the report names it
-  std::vector<int> devices;  // device of each rank; P = devices.size()
+  std::vector<int> devices;     // device of each rank; P = devices.size()
   Problem problem;
   std::string kernel = "mesh";
   const KernelSpec* kernel_spec = nullptr;  // runs this instead of the registry's `kernel`

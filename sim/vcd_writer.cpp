@@ -213,7 +213,8 @@ std::string VcdWriter::gtkw_text() const {
   const std::string file = path_.substr(path_.find_last_of('/') + 1);
   // The whole run in view: at zoom z GTKWave 3.3 shows about 3.8 x 2^-z ns in a window of this
   // size (measured), so z = -log2(end / 3.5) leaves a little room after the last change.
-  const std::uint64_t end_ns = changes_.empty() ? 1 : std::max<std::uint64_t>(1, changes_.back().time_ps / 1000);
+  const std::uint64_t end_ns =
+      changes_.empty() ? 1 : std::max<std::uint64_t>(1, changes_.back().time_ps / 1000);
   out << "[*] GTKWave save file written by allreduce-sim for " << file << "\n"
       << "[dumpfile] \"" << file << "\"\n[timestart] 0\n[size] 1400 900\n[signals_width] 300\n"
       << std::fixed << std::setprecision(6) << "*" << -std::log2(static_cast<double>(end_ns) / 3.5)

@@ -190,7 +190,6 @@ TEST(Cli, HelpExitsZeroAndMentionsEveryOption) {
   }
 }
 
-
 // One size vocabulary: a bare number counts elements, a unit bytes (nccl-tests' K, M, G).
 TEST(Sizes, BareNumbersAreElementsAndUnitsAreBytes) {
   EXPECT_EQ(parse_size("64", DType::FP32), 64u);
@@ -267,14 +266,13 @@ TEST(Cli, APartialConfigSaysWhatItInheritsFromItsBase) {
   const Invocation run = run_cli("-p " + ini + " -k mesh -d 0,9");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("on wide (switch,"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("config: " + ini + " (base a2a3, 30 keys inherited)\n"),
-            std::string::npos)
+  EXPECT_NE(run.out.find("config: " + ini + " (base a2a3, 30 keys inherited)\n"), std::string::npos)
       << run.out;
   // Without a base the unset keys are the built-in defaults, and the report says so.
   const std::string bare = dir.path + "/bare.ini";
   std::ofstream(bare) << "[platform]\ntopology = switch\ndevices = 16\n";
-  EXPECT_NE(run_cli("-p " + bare + " -k mesh").out.find(
-                "config: " + bare + " (no base: 30 keys take built-in defaults)\n"),
+  EXPECT_NE(run_cli("-p " + bare + " -k mesh")
+                .out.find("config: " + bare + " (no base: 30 keys take built-in defaults)\n"),
             std::string::npos);
 }
 
@@ -334,7 +332,8 @@ std::size_t round_rows_of_rank(const std::string& out, int rank) {
 }
 
 TEST(Cli, RanksShownLimitsTheRoundTableAndSaysHowToSeeAll) {
-  const std::string run16 = "-p switch16 -d 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 -k ring --size 256";
+  const std::string run16 =
+      "-p switch16 -d 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 -k ring --size 256";
   const Invocation some = run_cli(run16);
   EXPECT_EQ(some.exit_code, 0) << some.err;
   // The ring at P = 16: stage-in, 2(P-1) = 30 rounds, stage-out.
@@ -358,8 +357,9 @@ TEST(Cli, ScheduleDumpStatesItsUnitsAndCanCarryTimes) {
   const std::vector<std::string> times = lines_of(read_file(timed.path()));
   ASSERT_EQ(lines.size(), times.size());
   EXPECT_EQ(lines[0], "# offset: elements from the window's start; bytes: bytes");
-  EXPECT_EQ(times[0], "# t_ns: issue time in ns; offset: elements from the window's start; "
-                      "bytes: bytes");
+  EXPECT_EQ(times[0],
+            "# t_ns: issue time in ns; offset: elements from the window's start; "
+            "bytes: bytes");
   // Every timed line is the plain line after its time; a rank's times never go back.
   double last = -1;
   std::string rank;

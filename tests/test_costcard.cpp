@@ -344,7 +344,8 @@ TEST(CostcardCommand, BuiltinMeansBothModesAndTheCrossoverShowsItsMargins) {
   ASSERT_EQ(run_binary("costcard --kernels builtin --ranks 2 -b 256 -e 2K", out), 0) << out;
   EXPECT_NE(out.find("\nbuiltin_mesh   2       1KiB"), std::string::npos) << out;
   EXPECT_NE(out.find("\nbuiltin_ring   2       2KiB"), std::string::npos) << out;
-  const std::string head = "builtin_ring vs builtin_mesh, P = 2: the ring never wins up to 2KiB [2KiB: ring ";
+  const std::string head =
+      "builtin_ring vs builtin_mesh, P = 2: the ring never wins up to 2KiB [2KiB: ring ";
   const std::size_t at = out.find(head);
   ASSERT_NE(at, std::string::npos) << out;
   const std::string line = out.substr(at, out.find('\n', at) - at);
@@ -376,7 +377,8 @@ TEST(CostcardCommand, PlotsOfTwoPlatformsKeepTheirOwnNames) {
   for (const char* name : {"/costcard_a2a3_P2_fp32_sum.png", "/costcard_ring8_P2_fp32_sum.png"}) {
     std::ifstream png(dir + name, std::ios::binary);
     ASSERT_TRUE(png.good()) << name;
-    const std::string bytes((std::istreambuf_iterator<char>(png)), std::istreambuf_iterator<char>());
+    const std::string bytes((std::istreambuf_iterator<char>(png)),
+                            std::istreambuf_iterator<char>());
     // PNG's pHYs chunk: pixels per metre, 150 dpi = 150 / 0.0254 = 5905.5, written as 5906.
     const std::size_t at = bytes.find("pHYs");
     ASSERT_NE(at, std::string::npos) << name;

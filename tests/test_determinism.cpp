@@ -1,5 +1,5 @@
-// The same command gives byte-identical JSON, VCD, GTKWave save file and schedule dumps, for every registered
-// kernel (the registry is read when the test runs, so kernels added later are covered).
+// The same command gives byte-identical JSON, VCD, GTKWave save file and schedule dumps, for every
+// registered kernel (the registry is read when the test runs, so kernels added later are covered).
 #include <string>
 #include <vector>
 
@@ -23,9 +23,9 @@ struct Outputs {
 
 Outputs run_once(const std::string& kernel) {
   ScratchDir dir;
-  const test::ProcessResult run = test::run_binary(
-      {"-k", kernel, "-d", "0,1,2,3", "--size", "4096", "--json",
-       dir / "run.json", "--vcd", dir / "run.vcd", "--dump-schedule", dir / "schedule.txt"});
+  const test::ProcessResult run =
+      test::run_binary({"-k", kernel, "-d", "0,1,2,3", "--size", "4096", "--json", dir / "run.json",
+                        "--vcd", dir / "run.vcd", "--dump-schedule", dir / "schedule.txt"});
   EXPECT_EQ(run.signal, 0) << kernel;
   return {run.exit_code, test::read_file(dir / "run.json"), test::read_file(dir / "run.vcd"),
           test::read_file(dir / "schedule.txt"), test::read_file(dir / "run.gtkw")};

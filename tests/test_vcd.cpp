@@ -99,7 +99,6 @@ TEST(Vcd, GtkwaveReadsEveryVariableInAPerDeviceHierarchy) {
   EXPECT_EQ(busy_links, 4u);
 }
 
-
 // The text a Text variable's bit vector carries: 8 bits per character, first character on top.
 std::string ascii(const std::string& bits) {
   const std::size_t padded = (bits.size() + 7) / 8 * 8;
@@ -148,8 +147,8 @@ TEST(Vcd, FullPhaseNamesOnlyTheDevicesTakingPartAndASaveFile) {
       phases.push_back(ascii(line.substr(1, line.size() - phase_code.size() - 2)));
     }
   }
-  const std::vector<std::string> expected = {"",          "stage-in",  "barrier A", "reduce-scatter",
-                                             "barrier B", "all-gather"};
+  const std::vector<std::string> expected = {
+      "", "stage-in", "barrier A", "reduce-scatter", "barrier B", "all-gather"};
   ASSERT_GE(phases.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(phases[i], expected[i]) << i;
 
