@@ -18,6 +18,7 @@
 
 #include "sim/cli.h"
 #include "sim/config.h"
+#include "tests/run_process.h"
 
 namespace ars {
 namespace {
@@ -38,19 +39,6 @@ class TempFile {
 
  private:
   std::string path_;
-};
-
-// A fresh directory, removed with what it holds when the test ends.
-struct ScratchDirForCli {
-  ScratchDirForCli() {
-    std::string pattern = (fs::temp_directory_path() / "ars-cli-dir-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDirForCli() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string path;
 };
 
 std::string read_file(const std::string& path) {
@@ -250,8 +238,8 @@ TEST(Cli, PrintConfigKeepsEveryValuesSourceTag) {
 }
 
 TEST(Cli, APartialConfigSaysWhatItInheritsFromItsBase) {
-  ScratchDirForCli dir;
-  const std::string ini = dir.path + "/wide.ini";
+  test::ScratchDir dir;
+  const std::string ini = dir / "wide.ini";
   std::ofstream(ini) << "base = a2a3\n[platform]\ntopology = switch  # what-if\ndevices = 16\n";
   const Invocation config = run_cli("-p " + ini + " --print-config");
   EXPECT_EQ(config.exit_code, 0) << config.err;
@@ -269,7 +257,7 @@ TEST(Cli, APartialConfigSaysWhatItInheritsFromItsBase) {
   EXPECT_NE(run.out.find("config: " + ini + " (base a2a3, 30 keys inherited)\n"), std::string::npos)
       << run.out;
   // Without a base the unset keys are the built-in defaults, and the report says so.
-  const std::string bare = dir.path + "/bare.ini";
+  const std::string bare = dir / "bare.ini";
   std::ofstream(bare) << "[platform]\ntopology = switch\ndevices = 16\n";
   EXPECT_NE(run_cli("-p " + bare + " -k mesh")
                 .out.find("config: " + bare + " (no base: 30 keys take built-in defaults)\n"),
