@@ -152,6 +152,17 @@ std::string in_us(const PlatformConfig& config, const std::string& key) {
   return " = " + significant(us) + " us at " + significant(config.clock_GHz) + " GHz";
 }
 
+// The written profile keeps every value's source tag; the fitted keys say they were fitted.
+std::map<std::string, std::string> fitted_tags(std::map<std::string, std::string> tags,
+                                               const std::vector<std::string>& keys,
+                                               std::size_t points) {
+  for (const std::string& key : keys) {
+    tags[key] = "calibrated: fitted by allreduce-sim calibrate to " + std::to_string(points) +
+                " measured points";
+  }
+  return tags;
+}
+
 void set_key(PlatformConfig& config, const std::string& key, double value) {
   std::ostringstream text;
   text << std::setprecision(17) << value;
@@ -445,7 +456,8 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
     const std::string data_path = vm["data"].as<std::string>();
     const MeasuredData data = read_measurements(data_path);
     const std::string base_path = resolve_platform_path(vm["platform"].as<std::string>());
-    const PlatformConfig base = load_platform(base_path, po::variables_map());
+    const LoadedPlatform loaded = load_platform_sources(base_path, po::variables_map());
+    const PlatformConfig& base = loaded.config;
 
     std::vector<std::string> keys;
     boost::split(keys, vm["fit"].as<std::string>(), boost::is_any_of(","));
@@ -505,7 +517,7 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
       for (const std::string& key : keys) ini << " " << key;
       ini << "\n# MAPE " << fixed(summary.mean_abs_percent, 2) << " % over " << data.points.size()
           << " points.\n\n"
-          << to_ini(fitted);
+          << to_ini(fitted, fitted_tags(loaded.source, keys, data.points.size()));
       write_file(write_path, ini.str());
       out << "wrote " << write_path << "\n";
     }
