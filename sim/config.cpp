@@ -383,7 +383,10 @@ LoadedPlatform parse_at_depth(std::istream& file, const std::string& origin,
     if (set_on_command_line(key.name)) {
       loaded.source[key.name] = "command line";
     } else if (tag != notes.tags.end()) {
-      loaded.source[key.name] = tag->second.empty() ? "set in " + origin : tag->second;
+      loaded.source[key.name] =
+          tag->second.empty()
+              ? "set in " + std::filesystem::path(origin).filename().string() + ", untagged"
+              : tag->second;
     } else if (loaded.source.count(key.name) == 0) {
       loaded.source[key.name] = kBuiltinTag;
     }
