@@ -468,17 +468,20 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     po::options_description all;
     all.add(sweep).add(platform_options(cli_platform));
     const po::variables_map vm = parse_arguments(argc, argv, all);
+    PlatformConfig platform =
+        load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
     if (vm.count("help")) {
+      // The platform keys' defaults are the selected platform's values.
+      po::options_description shown;
+      shown.add(sweep).add(platform_options(platform));
       out << "usage: allreduce-sim costcard [--kernels all|LIST] [--ranks 2,4,8] [-b 1KiB] "
              "[-e 4MiB] [-f 2]\n"
              "                              [--dtype T] [--op OP] [-p PLATFORM] [--ideal] "
              "[--csv FILE] [platform keys]\n\n"
-          << all
+          << shown
           << "\nExit codes: 0 every byte and round card holds, 1 a card fails, 2 bad input.\n";
       return 0;
     }
-    PlatformConfig platform =
-        load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
     const bool ideal = vm.count("ideal") > 0;
     if (ideal) platform = ideal_platform(platform);
     const DType dtype = parse_dtype(vm["dtype"].as<std::string>());

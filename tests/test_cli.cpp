@@ -219,6 +219,9 @@ TEST(Cli, HelpListsSubcommandsEveryPlatformAndTheSelectedPlatformsValues) {
       << run.out;
   EXPECT_NE(run.out.find("--dma.misaligned_rate_factor arg (=0.7)"), std::string::npos);
   EXPECT_EQ(run.out.find("0.6999"), std::string::npos);
+  EXPECT_NE(
+      run_cli("costcard -p a2a3 --help").out.find("--dma.remote_bytes_per_cycle arg (=15.56)"),
+      std::string::npos);
   const Invocation calibrated = run_cli("-p a2a3-910b2 --help");
   EXPECT_NE(calibrated.out.find("--link.latency_ns arg (=122.1)"), std::string::npos)
       << calibrated.out;
