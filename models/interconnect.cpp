@@ -14,87 +14,34 @@ Interconnect::Interconnect(sc_core::sc_module_name name, const PlatformConfig& c
       from_device("from_device"),
       to_memory("to_memory"),
       devices_(config.devices),
-      paths_(config.devices, std::vector<Path>(config.devices)) {
+      fabric_(config) {
   from_device.register_b_transport(this, &Interconnect::b_transport);
   from_device.register_transport_dbg(this, &Interconnect::transport_dbg);
-  switch (config.topology) {
-    case Topology::FullMesh:
-      build_full_mesh(config);
-      break;
-    case Topology::Ring:
-      build_ring(config);
-      break;
-    case Topology::Switch:
-      build_switch(config);
-      break;
-  }
+  const bool switched = config.topology == Topology::Switch ||
+                        config.topology == Topology::Cluster ||
+                        config.topology == Topology::Superpod;
+  if (switched) forwarding_ = config.switch_forwarding;
 }
 
-BandwidthResource* Interconnect::add_link(const std::string& scope, const std::string& name,
-                                          double bytes_per_ps) {
-  links_.push_back(std::make_unique<BandwidthResource>(name, bytes_per_ps));
-  link_scopes_.push_back(scope);
-  return links_.back().get();
+BandwidthResource* Interconnect::link(Fabric::LinkId id) {
+  BandwidthResource*& found = link_by_id_[id];
+  if (found != nullptr) return found;
+  Fabric::Link info = fabric_.link(id);
+  links_.push_back(std::make_unique<BandwidthResource>(std::move(info.name), info.bytes_per_ps));
+  found = links_.back().get();
+  if (trace_ != nullptr) found->attach_trace(trace_, info.scope);
+  return found;
 }
 
-void Interconnect::build_full_mesh(const PlatformConfig& config) {
-  const double rate = GBps_to_bytes_per_ps(config.link_bandwidth_GBps);
-  for (int from = 0; from < devices_; ++from) {
-    for (int to = 0; to < devices_; ++to) {
-      if (from == to) continue;
-      Path& p = paths_[from][to];
-      p.links.push_back(
-          add_link("dev" + std::to_string(from), "link_to_" + std::to_string(to), rate));
-      p.latency = ns(config.link_latency_ns);
-    }
-  }
-}
-
-void Interconnect::build_ring(const PlatformConfig& config) {
-  const double rate = GBps_to_bytes_per_ps(config.link_bandwidth_GBps);
-  // clockwise[d]: d -> d+1; counter[d]: d -> d-1 (the same pair of links when there are two).
-  std::vector<BandwidthResource*> clockwise(devices_), counter(devices_);
-  for (int d = 0; d < devices_; ++d) {
-    const int next = (d + 1) % devices_;
-    clockwise[d] = add_link("dev" + std::to_string(d), "link_to_" + std::to_string(next), rate);
-  }
-  for (int d = 0; d < devices_; ++d) {
-    const int prev = (d - 1 + devices_) % devices_;
-    counter[d] = devices_ == 2
-                     ? clockwise[d]
-                     : add_link("dev" + std::to_string(d), "link_to_" + std::to_string(prev), rate);
-  }
-  for (int from = 0; from < devices_; ++from) {
-    for (int to = 0; to < devices_; ++to) {
-      if (from == to) continue;
-      const int forward = (to - from + devices_) % devices_;
-      const bool go_clockwise = forward <= devices_ - forward;  // ties go clockwise
-      Path& p = paths_[from][to];
-      for (int d = from; d != to;) {
-        p.links.push_back(go_clockwise ? clockwise[d] : counter[d]);
-        d = go_clockwise ? (d + 1) % devices_ : (d - 1 + devices_) % devices_;
-      }
-      p.latency = ns(config.link_latency_ns) * static_cast<double>(p.links.size());
-    }
-  }
-}
-
-void Interconnect::build_switch(const PlatformConfig& config) {
-  const double rate = GBps_to_bytes_per_ps(config.link_bandwidth_GBps);
-  forwarding_ = config.switch_forwarding;
-  std::vector<BandwidthResource*> up(devices_), down(devices_);
-  for (int d = 0; d < devices_; ++d) {
-    up[d] = add_link("dev" + std::to_string(d), "uplink", rate);
-    down[d] = add_link("dev" + std::to_string(d), "downlink", rate);
-  }
-  for (int from = 0; from < devices_; ++from) {
-    for (int to = 0; to < devices_; ++to) {
-      if (from == to) continue;
-      Path& p = paths_[from][to];
-      p.links = {up[from], down[to]};
-      p.latency = ns(2 * config.link_latency_ns + config.switch_latency_ns);
-    }
-  }
+const Interconnect::Path& Interconnect::path(int from, int to) {
+  const std::uint64_t key = static_cast<std::uint64_t>(from) * devices_ + to;
+  auto found = paths_.find(key);
+  if (found != paths_.end()) return found->second;
+  const Fabric::Route route = fabric_.route(from, to);
+  Path p;
+  for (Fabric::LinkId id : route.links) p.links.push_back(link(id));
+  p.latency = sc_time(route.latency_ps, sc_core::SC_PS);
+  return paths_.emplace(key, std::move(p)).first->second;
 }
 
 void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
@@ -109,20 +56,20 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
     return;
   }
   // Data of a read flows from the target back to the source.
-  const Path& p = trans.is_read() ? paths_[target][source] : paths_[source][target];
+  const Path& p = trans.is_read() ? path(target, source) : path(source, target);
   const AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
   if (atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd) {
     // A signal update is a few bytes: it pays the path's latency, not its bandwidth. The
     // memory returns when the update is applied; the acknowledgement then flies back.
     delay += p.latency;
     to_memory[target]->b_transport(trans, delay);
-    delay += paths_[target][source].latency;
+    delay += path(target, source).latency;
     return;
   }
   auto* timing = trans.get_extension<BurstTiming>();
   // A read's request crosses the path to the target before any data comes back: one more
   // flight of pipeline latency (the bursts of a transfer still stream behind each other).
-  const sc_time request = trans.is_read() ? paths_[source][target].latency : sc_core::SC_ZERO_TIME;
+  const sc_time request = trans.is_read() ? path(source, target).latency : sc_core::SC_ZERO_TIME;
   if (timing != nullptr) timing->add_hop(sc_core::SC_ZERO_TIME, request);
   const sc_time now = sc_core::sc_time_stamp();
   const std::uint64_t bytes = trans.get_data_length();
@@ -132,12 +79,10 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
     for (BandwidthResource* link : p.links) head = tail = link->reserve(head, bytes).end;
     head = now + delay;
   } else {
-    sc_time span = sc_core::SC_ZERO_TIME;
-    for (BandwidthResource* link : p.links) {
-      head = std::max(head, link->free_at());
-      span = std::max(span, link->duration(bytes));
-    }
-    for (BandwidthResource* link : p.links) tail = link->reserve_span(head, span, bytes).end;
+    // The burst enters every link at once; a faster link than the path's slowest is free again
+    // sooner, so flows that together fit its rate (a leaf's uplink) share it without waiting.
+    for (BandwidthResource* link : p.links) head = std::max(head, link->free_at());
+    for (BandwidthResource* link : p.links) tail = std::max(tail, link->reserve(head, bytes).end);
   }
   if (timing != nullptr) timing->add_hop(tail - now, p.latency);
   // A read's bytes leave the target's memory when the request arrives, before they queue for
@@ -155,8 +100,9 @@ unsigned int Interconnect::transport_dbg(int, tlm::tlm_generic_payload& trans) {
   return to_memory[target]->transport_dbg(trans);
 }
 
-void Interconnect::attach_trace(TraceSink* sink) {
-  for (std::size_t i = 0; i < links_.size(); ++i) links_[i]->attach_trace(sink, link_scopes_[i]);
+void Interconnect::attach_trace(TraceSink* sink, const std::vector<int>& devices) {
+  trace_ = sink;
+  for (Fabric::LinkId id : fabric_.traced_links(devices)) link(id);
 }
 
 void Interconnect::flush_trace() {

@@ -1,12 +1,15 @@
 // The fabric between devices. Routes every transaction by the device in its address; each
 // link direction is a bandwidth resource shared by the bursts that cross it, so flows on the
-// same direction share its bandwidth. Topologies: full mesh (a link per ordered device pair),
-// bidirectional ring (shortest way round, cut-through), switch (an up and a down link per
-// device, cut-through or store-and-forward at the switch).
+// same direction share its bandwidth. Which links a pair's data crosses, and the path's
+// latency, come from the Fabric (models/fabric.h); a link's resource and a pair's path are
+// made when first used, so nothing is built per device pair up front. Multi-link paths are
+// cut-through or store-and-forward at the switches as switch.forwarding says.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
@@ -15,6 +18,7 @@
 #include <tlm>
 
 #include "models/bandwidth_resource.h"
+#include "models/fabric.h"
 #include "models/platform_config.h"
 #include "models/trace_sink.h"
 
@@ -40,27 +44,27 @@ class Interconnect : public sc_core::sc_module {
     sc_core::sc_time latency;
   };
   // The links data crosses going from device `from` to device `to` (empty when equal).
-  const Path& path(int from, int to) const { return paths_[from][to]; }
-  const std::vector<std::unique_ptr<BandwidthResource>>& links() const { return links_; }
+  const Path& path(int from, int to);
 
-  void attach_trace(TraceSink* sink);
+  // Declares the links a waveform shows (see Fabric::traced_links for `devices`); links first
+  // used later are declared then.
+  void attach_trace(TraceSink* sink, const std::vector<int>& devices);
   void flush_trace();
 
  private:
   void b_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int transport_dbg(int port, tlm::tlm_generic_payload& trans);
-  BandwidthResource* add_link(const std::string& scope, const std::string& name,
-                              double bytes_per_ps);
-  void build_full_mesh(const PlatformConfig& config);
-  void build_ring(const PlatformConfig& config);
-  void build_switch(const PlatformConfig& config);
+  BandwidthResource* link(Fabric::LinkId id);
 
   int devices_;
+  Fabric fabric_;
   Forwarding forwarding_ = Forwarding::CutThrough;
   std::vector<int> port_device_;
+  TraceSink* trace_ = nullptr;
+  // Links in the order they were made (a trace's order), and by id.
   std::vector<std::unique_ptr<BandwidthResource>> links_;
-  std::vector<std::string> link_scopes_;
-  std::vector<std::vector<Path>> paths_;  // [from][to]
+  std::unordered_map<Fabric::LinkId, BandwidthResource*> link_by_id_;
+  std::unordered_map<std::uint64_t, Path> paths_;  // by from * devices + to
 };
 
 }  // namespace ars

@@ -60,7 +60,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
   }
 
   if (trace_ != nullptr) {
-    noc_.attach_trace(trace_);
+    noc_.attach_trace(trace_, rank_devices_);
     for (int r = 0; r < ranks(); ++r) {
       Device& device = *devices_[rank_devices_[r]];
       const std::string scope = "dev" + std::to_string(device.index());

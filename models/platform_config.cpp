@@ -10,6 +10,10 @@ const char* to_string(Topology topology) {
       return "ring";
     case Topology::Switch:
       return "switch";
+    case Topology::Cluster:
+      return "cluster";
+    case Topology::Superpod:
+      return "superpod";
   }
   return "?";
 }
@@ -18,6 +22,24 @@ const char* to_string(Forwarding forwarding) {
   return forwarding == Forwarding::CutThrough ? "cut_through" : "store_and_forward";
 }
 
-int PlatformConfig::server_of(int) const { return 0; }
+const char* to_string(Wiring wiring) {
+  return wiring == Wiring::Rail ? "rail" : "leaf";
+}
+
+int PlatformConfig::server_of(int device) const {
+  if (topology == Topology::Cluster) return device / cluster_npus_per_server;
+  if (topology == Topology::Superpod) return device / superpod_npus_per_node;
+  return 0;
+}
+
+long long PlatformConfig::structural_devices() const {
+  if (topology == Topology::Cluster) {
+    return static_cast<long long>(cluster_servers) * cluster_npus_per_server;
+  }
+  if (topology == Topology::Superpod) {
+    return static_cast<long long>(superpod_nodes) * superpod_npus_per_node;
+  }
+  return 0;
+}
 
 }  // namespace ars

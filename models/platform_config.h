@@ -7,11 +7,13 @@
 
 namespace ars {
 
-enum class Topology { FullMesh, Ring, Switch };
+enum class Topology { FullMesh, Ring, Switch, Cluster, Superpod };
+enum class Wiring { Rail, Leaf };
 enum class Forwarding { CutThrough, StoreAndForward };
 
 const char* to_string(Topology topology);
 const char* to_string(Forwarding forwarding);
+const char* to_string(Wiring wiring);
 
 struct PlatformConfig {
   std::string name = "a2a3";
@@ -54,6 +56,29 @@ struct PlatformConfig {
   Forwarding switch_forwarding = Forwarding::CutThrough;
   double switch_latency_ns = 0;
 
+  // Cluster: servers of NPUs on the HCCS full mesh above (link.*), joined by one RoCE NIC per
+  // NPU to leaf switches, and leaves to spines. Rail wiring puts NPU i of every server on
+  // leaf i; leaf wiring puts servers_per_leaf whole servers on each leaf. A leaf has one link
+  // to every spine, each of rate nic x max(1, ports / spines) / oversubscription.
+  int cluster_servers = 16;
+  int cluster_npus_per_server = 8;
+  Wiring cluster_wiring = Wiring::Rail;
+  int cluster_servers_per_leaf = 4;
+  int cluster_spines = 8;
+  double cluster_oversubscription = 1;
+  double nic_bandwidth_GBps = 25;
+  double nic_latency_ns = 500;
+  double leaf_latency_ns = 500;
+  double spine_latency_ns = 500;
+
+  // SuperPod: nodes of NPUs on a two-tier non-blocking Clos; each NPU has one port of this
+  // rate each way. tier1: a path between NPUs of one node; tier2: between nodes.
+  int superpod_nodes = 48;
+  int superpod_npus_per_node = 8;
+  double superpod_bandwidth_GBps = 196;
+  double superpod_tier1_latency_ns = 500;
+  double superpod_tier2_latency_ns = 1000;
+
   // Fixed costs of synchronisation and launch.
   double notify_cycles = 0;
   int notify_acknowledged = 0;
@@ -64,9 +89,12 @@ struct PlatformConfig {
   double launch_offset_cycles = 0;  // rank r starts r times this late
   double launch_setup_cycles = 0;   // device-side set-up before every rank's kernel body
 
-  // The server a device sits in: hierarchical algorithms group ranks by it. Topologies
-  // without servers put every device in server 0.
+  // The server (a SuperPod's node) a device sits in: hierarchical algorithms group ranks by
+  // it. Topologies without servers put every device in server 0.
   int server_of(int device) const;
+  // The device count a structured topology implies (servers x NPUs, nodes x NPUs); 0 for
+  // the others, whose count is platform.devices.
+  long long structural_devices() const;
 };
 
 }  // namespace ars

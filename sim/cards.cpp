@@ -7,6 +7,7 @@
 
 #include "kernels/ring.h"
 #include "kernels/tiling.h"
+#include "models/fabric.h"
 
 namespace ars {
 
@@ -16,12 +17,12 @@ namespace {
 struct Costs {
   explicit Costs(const PlatformConfig& c)
       : config(c),
+        fabric(c),
         ps_per_cycle(1000.0 / c.clock_GHz),
         setup(c.dma_setup_cycles * ps_per_cycle),
         mte2(c.dma_mte2_bytes_per_cycle / ps_per_cycle),
         mte3(c.dma_mte3_bytes_per_cycle / ps_per_cycle),
         remote(c.dma_remote_bytes_per_cycle / ps_per_cycle),
-        link(c.link_bandwidth_GBps * 1e-3),
         gm(c.gm_bandwidth_GBps * 1e-3),
         gm_read(c.gm_read_latency_cycles * ps_per_cycle),
         gm_write(c.gm_write_latency_cycles * ps_per_cycle),
@@ -32,21 +33,9 @@ struct Costs {
         vector_rate(c.vector_bytes_per_cycle / ps_per_cycle) {}
 
   // One-way latency of the interconnect between two devices (0 on the same device).
-  double path_latency(int from, int to) const {
-    if (from == to) return 0;
-    const double hop = config.link_latency_ns * 1000.0;
-    switch (config.topology) {
-      case Topology::FullMesh:
-        return hop;
-      case Topology::Ring: {
-        const int forward = (to - from + config.devices) % config.devices;
-        return hop * std::min(forward, config.devices - forward);
-      }
-      case Topology::Switch:
-        return 2 * hop + config.switch_latency_ns * 1000.0;
-    }
-    return hop;
-  }
+  double path_latency(int from, int to) const { return fabric.route(from, to).latency_ps; }
+  // Rate of the slowest link from one device to another.
+  double path_rate(int from, int to) const { return fabric.route(from, to).bytes_per_ps; }
 
   // How long a notify from `from` to `to` keeps the core: its costs before the write leaves,
   // and with acknowledged notifies the atomic's flight, its write and the reply's flight.
@@ -63,8 +52,9 @@ struct Costs {
   }
 
   const PlatformConfig& config;
-  double ps_per_cycle, setup, mte2, mte3, remote, link, gm, gm_read, gm_write, notify, poll,
-      invalidate, vector_startup, vector_rate;
+  Fabric fabric;
+  double ps_per_cycle, setup, mte2, mte3, remote, gm, gm_read, gm_write, notify, poll, invalidate,
+      vector_startup, vector_rate;
 };
 
 // One rank's timeline, replaying a kernel's operations against the costs: the DMA queues
@@ -98,8 +88,10 @@ class Timeline {
     // Bursts stream through the link (remote) and the memory port behind each other.
     double tail = start + static_cast<double>(bytes) / c_.gm;
     if (remote) {
+      // A read's data flows from the peer, a write's to it.
+      const double link = read ? c_.path_rate(peer, rank_) : c_.path_rate(rank_, peer);
       double& link_free = link_free_[peer];
-      tail = std::max(tail, std::max(start, link_free) + static_cast<double>(bytes) / c_.link);
+      tail = std::max(tail, std::max(start, link_free) + static_cast<double>(bytes) / link);
       link_free = tail;
     }
     // A read's request crosses to the peer first; the data then comes back.
@@ -448,7 +440,9 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
   terms.alpha_local_ns = (costs.setup + costs.gm_read) / 1000.0;
   terms.notify_ns = costs.notify_time(1, 0) / 1000.0;
   terms.signal_flight_ns = (costs.path_latency(1, 0) + costs.gm_write) / 1000.0;
-  terms.beta_ns_per_byte = 1.0 / 1000.0 / std::min({costs.remote, costs.link, costs.gm});
+  // The far pair's path: on a cluster or SuperPod the slower hop between servers or nodes.
+  const double far_rate = costs.path_rate(problem.ranks - 1, 0);
+  terms.beta_ns_per_byte = 1.0 / 1000.0 / std::min({costs.remote, far_rate, costs.gm});
   terms.beta_local_ns_per_byte = 1.0 / 1000.0 / std::min(costs.mte2, costs.gm);
   terms.gamma_ns_per_byte = 1.0 / 1000.0 / costs.vector_rate;
   terms.gamma_startup_ns = costs.vector_startup / 1000.0;

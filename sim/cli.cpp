@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -31,26 +32,6 @@ namespace ars {
 namespace po = boost::program_options;
 
 namespace {
-
-std::vector<int> parse_devices(const std::string& text) {
-  std::vector<int> devices;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    std::size_t used = 0;
-    int device = -1;
-    try {
-      device = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || device < 0) {
-      throw InputError("-d: '" + item + "' is not a device number (in '" + text + "')");
-    }
-    devices.push_back(device);
-  }
-  if (devices.empty()) throw InputError("-d: no devices given");
-  return devices;
-}
 
 std::pair<int, int> parse_shape(const std::string& text) {
   int rows = 0;
@@ -141,6 +122,47 @@ int parse_ranks_shown(const std::string& text) {
 
 }  // namespace
 
+std::vector<int> parse_devices(const std::string& text, int platform_devices) {
+  const auto fail = [&](const std::string& what) {
+    throw InputError("-d: " + what + " (in '" + text + "')");
+  };
+  if (text.empty()) throw InputError("-d: no devices given");
+  std::vector<int> devices;
+  if (text == "all") {
+    for (int d = 0; d < platform_devices; ++d) devices.push_back(d);
+    return devices;
+  }
+  const auto number = [&](const std::string& word, const std::string& item) {
+    const bool digits =
+        !word.empty() && word.size() <= 9 &&
+        std::all_of(word.begin(), word.end(), [](char c) { return std::isdigit(c); });
+    if (!digits) fail("'" + item + "' is not a device number");
+    return std::stoi(word);
+  };
+  // getline drops a trailing empty item: "0,1," would silently mean "0,1".
+  if (text.back() == ',') number("", "");
+  std::vector<char> listed(platform_devices, 0);
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const std::size_t dash = item.find('-');
+    const int first = number(item.substr(0, dash), item);
+    const int last = dash == std::string::npos ? first : number(item.substr(dash + 1), item);
+    if (last < first) fail("range '" + item + "' is reversed");
+    for (int d = first; d <= last; ++d) {
+      if (d >= platform_devices) {
+        fail("device " + std::to_string(d) + " is not in the topology of " +
+             std::to_string(platform_devices) + " devices");
+      }
+      if (listed[d]) {
+        throw InputError("device " + std::to_string(d) + " is listed twice in -d '" + text + "'");
+      }
+      listed[d] = 1;
+      devices.push_back(d);
+    }
+  }
+  return devices;
+}
+
 DType parse_dtype(const std::string& text) {
   if (text == "fp32" || text == "FP32") return DType::FP32;
   if (text == "fp16" || text == "FP16") return DType::FP16;
@@ -215,7 +237,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "platform,p", po::value<std::string>()->default_value("a2a3"),
       "platform: a name in configs/ (listed above; a2a3sim = a2a3) or an INI path")(
       "devices,d", po::value<std::string>()->default_value("0,1,2,3"),
-      "devices taking part, comma-separated; P = their count")(
+      "devices taking part: comma-separated numbers and ranges A-B, or all; P = their count")(
       "kernel,k", po::value<std::string>()->default_value("builtin"), "kernel to run (see below)")(
       "op", po::value<std::string>()->default_value("sum"), "reduce op: sum, max, min, prod")(
       "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
@@ -272,7 +294,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
                    to_ini(platform.config, platform.source);
     return command;
   }
-  request.devices = parse_devices(vm["devices"].as<std::string>());
+  request.devices = parse_devices(vm["devices"].as<std::string>(), request.platform.devices);
   Problem& problem = request.problem;
   problem.dtype = parse_dtype(vm["dtype"].as<std::string>());
   problem.op = parse_op(vm["op"].as<std::string>());

@@ -81,10 +81,10 @@ std::vector<Key> keys() {
       number("platform.clock_GHz", "core clock (cycles below are of this clock)", &C::clock_GHz,
              0.001, 100, true),
       number("platform.devices", "devices in the topology", &C::devices, 1, 4096, true),
-      {"platform.topology", "full_mesh | ring | switch",
+      {"platform.topology", "full_mesh | ring | switch | cluster | superpod",
        [](po::options_description& d, C&) {
          d.add_options()("platform.topology", po::value<std::string>(),
-                         "full_mesh | ring | switch");
+                         "full_mesh | ring | switch | cluster | superpod");
        },
        [](const C& c) { return std::string(to_string(c.topology)); }, [](const C&) {}},
       number("ub.physical_bytes", "unified buffer size of a vector core", &C::ub_physical_bytes, 32,
@@ -130,6 +130,41 @@ std::vector<Key> keys() {
        [](const C& c) { return std::string(to_string(c.switch_forwarding)); }, [](const C&) {}},
       number("switch.latency_ns", "latency added by the switch", &C::switch_latency_ns, 0, kHuge,
              false),
+      number("cluster.servers", "servers in a cluster (platform.devices follows)",
+             &C::cluster_servers, 1, 4096, true),
+      number("cluster.npus_per_server", "NPUs of a cluster server, on the HCCS full mesh",
+             &C::cluster_npus_per_server, 1, 64, true),
+      {"cluster.wiring", "rail (NPU i of every server on leaf i) | leaf (servers_per_leaf each)",
+       [](po::options_description& d, C&) {
+         d.add_options()("cluster.wiring", po::value<std::string>(),
+                         "rail (NPU i of every server on leaf i) | leaf (servers_per_leaf each)");
+       },
+       [](const C& c) { return std::string(to_string(c.cluster_wiring)); }, [](const C&) {}},
+      number("cluster.servers_per_leaf", "whole servers on one leaf switch (leaf wiring)",
+             &C::cluster_servers_per_leaf, 1, 4096, true),
+      number("cluster.spines", "spine switches; ECMP picks one per (source, destination)",
+             &C::cluster_spines, 1, 4096, true),
+      number("cluster.oversubscription",
+             "leaf down:up bandwidth ratio (1 non-blocking; 2 halves the cross-leaf rate)",
+             &C::cluster_oversubscription, 1, 1024, true),
+      number("nic.bandwidth_GBps", "RoCE NIC of an NPU, each way", &C::nic_bandwidth_GBps, 1e-6,
+             kHuge, true),
+      number("nic.latency_ns", "one NIC and its cable, paid at each end of a path",
+             &C::nic_latency_ns, 0, kHuge, false),
+      number("leaf.latency_ns", "latency through a leaf switch", &C::leaf_latency_ns, 0, kHuge,
+             false),
+      number("spine.latency_ns", "latency through a spine switch", &C::spine_latency_ns, 0, kHuge,
+             false),
+      number("superpod.nodes", "nodes of a SuperPod (platform.devices follows)", &C::superpod_nodes,
+             1, 4096, true),
+      number("superpod.npus_per_node", "NPUs of a SuperPod node", &C::superpod_npus_per_node, 1, 64,
+             true),
+      number("superpod.bandwidth_GBps", "Unified Bus port of an NPU, each way",
+             &C::superpod_bandwidth_GBps, 1e-6, kHuge, true),
+      number("superpod.tier1_latency_ns", "one-way latency between NPUs of one node",
+             &C::superpod_tier1_latency_ns, 0, kHuge, false),
+      number("superpod.tier2_latency_ns", "one-way latency between NPUs of different nodes",
+             &C::superpod_tier2_latency_ns, 0, kHuge, false),
       number("sync.notify_cycles", "issue cost of a notify's atomic", &C::notify_cycles, 0, kHuge,
              false),
       number("sync.notify_acknowledged",
@@ -155,8 +190,45 @@ Topology parse_topology(const std::string& word) {
   if (word == "full_mesh") return Topology::FullMesh;
   if (word == "ring") return Topology::Ring;
   if (word == "switch") return Topology::Switch;
+  if (word == "cluster") return Topology::Cluster;
+  if (word == "superpod") return Topology::Superpod;
   throw InputError("config key 'platform.topology' = " + word +
-                   ": must be full_mesh, ring or switch");
+                   ": must be full_mesh, ring, switch, cluster or superpod");
+}
+
+Wiring parse_wiring(const std::string& word) {
+  if (word == "rail") return Wiring::Rail;
+  if (word == "leaf") return Wiring::Leaf;
+  throw InputError("config key 'cluster.wiring' = " + word + ": must be rail or leaf");
+}
+
+// The sections only one topology reads; the INI output shows them for that topology alone.
+bool shown_for(const std::string& section, Topology topology) {
+  if (section == "cluster" || section == "nic" || section == "leaf" || section == "spine") {
+    return topology == Topology::Cluster;
+  }
+  if (section == "superpod") return topology == Topology::Superpod;
+  return true;
+}
+
+// A cluster's or SuperPod's device count follows from its structure: an explicit
+// platform.devices must agree with it.
+void derive_devices(PlatformConfig& config, bool explicit_devices) {
+  const long long derived = config.structural_devices();
+  if (derived <= 0) return;  // not structured, or a count validate() refuses
+  const std::string structure = config.topology == Topology::Cluster
+                                    ? "cluster.servers x cluster.npus_per_server"
+                                    : "superpod.nodes x superpod.npus_per_node";
+  if (derived > 4096) {
+    throw InputError(structure + " = " + std::to_string(derived) +
+                     " devices: must be at most 4096");
+  }
+  if (explicit_devices && config.devices != derived) {
+    throw InputError("config key 'platform.devices' = " + std::to_string(config.devices) +
+                     ": contradicts " + structure + " = " + std::to_string(derived) +
+                     " (leave it out: it follows from the structure)");
+  }
+  config.devices = static_cast<int>(derived);
 }
 
 Forwarding parse_forwarding(const std::string& word) {
@@ -369,6 +441,11 @@ LoadedPlatform parse_at_depth(std::istream& file, const std::string& origin,
   if (values.count("switch.forwarding")) {
     config.switch_forwarding = parse_forwarding(values["switch.forwarding"].as<std::string>());
   }
+  if (values.count("cluster.wiring")) {
+    config.cluster_wiring = parse_wiring(values["cluster.wiring"].as<std::string>());
+  }
+  derive_devices(config,
+                 values.count("platform.devices") && !values["platform.devices"].defaulted());
   const auto set_on_command_line = [&overrides](const char* key) {
     const auto value = overrides.find(key);
     return value != overrides.end() && !value->second.defaulted();
@@ -439,6 +516,11 @@ PlatformConfig parse_platform(std::istream& in, const std::string& origin,
 
 void validate(const PlatformConfig& config) {
   for (const Key& key : keys()) key.check(config);
+  if (config.structural_devices() != 0 && config.devices != config.structural_devices()) {
+    throw InputError("config key 'platform.devices' = " + std::to_string(config.devices) + ": a " +
+                     to_string(config.topology) + " has " +
+                     std::to_string(config.structural_devices()) + " devices");
+  }
   if (config.ub_usable_bytes > config.ub_physical_bytes) {
     throw InputError("config key 'ub.usable_bytes' = " + std::to_string(config.ub_usable_bytes) +
                      ": must not exceed ub.physical_bytes (" +
@@ -452,6 +534,8 @@ std::string to_ini(const PlatformConfig& config, const std::map<std::string, std
   for (const Key& key : keys()) {
     const std::string name = key.name;
     const std::string head = name.substr(0, name.find('.'));
+    if (!shown_for(head, config.topology)) continue;
+    if (name == "platform.devices" && config.structural_devices() != 0) continue;  // derived
     if (head != section) {
       out << (section.empty() ? "" : "\n") << "[" << head << "]\n";
       section = head;

@@ -9,6 +9,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/registry.h"
 #include "models/clock.h"
+#include "models/fixed_hash.h"
 #include "models/platform.h"
 #include "sim/memory_guard.h"
 #include "sim/vcd_writer.h"
@@ -19,29 +20,18 @@ namespace {
 
 constexpr std::size_t kMismatchesKept = 8;
 
-// A fixed integer hash keeps inputs identical on every machine and run.
-std::uint32_t mix(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb33fca6b1a85ULL;
-  x ^= x >> 33;
-  return static_cast<std::uint32_t>(x);
-}
-
 void check_problem(const RunRequest& request) {
   const Problem& p = request.problem;
   if (p.elements == 0) throw InputError("size must be at least one element");
   if (p.ranks < 1) throw InputError("at least one device is needed");
-  for (std::size_t i = 0; i < request.devices.size(); ++i) {
-    const int d = request.devices[i];
+  std::vector<char> listed(request.platform.devices, 0);
+  for (const int d : request.devices) {
     if (d < 0 || d >= request.platform.devices) {
       throw InputError("device " + std::to_string(d) + " is not in the topology of " +
                        std::to_string(request.platform.devices) + " devices");
     }
-    if (std::count(request.devices.begin(), request.devices.end(), d) > 1) {
-      throw InputError("device " + std::to_string(d) + " is listed twice in -d");
-    }
+    if (listed[d]) throw InputError("device " + std::to_string(d) + " is listed twice in -d");
+    listed[d] = 1;
   }
   for (const Fault& fault : request.faults) {
     if (fault.rank >= static_cast<int>(request.devices.size())) {
@@ -73,7 +63,7 @@ void check_signals_clear(Platform& platform, RunResult& result) {
 }  // namespace
 
 double input_value(const Problem& problem, int rank, std::uint64_t index) {
-  const std::uint32_t h = mix((static_cast<std::uint64_t>(rank) << 40) ^ index);
+  const std::uint32_t h = fixed_hash((static_cast<std::uint64_t>(rank) << 40) ^ index);
   if (problem.op == ReduceOp::Prod) {
     // Near one, so products over many ranks neither overflow nor vanish: 0.75 .. 1.25.
     return 0.75 + static_cast<double>(h % 33) / 64.0;

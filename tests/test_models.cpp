@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "kernels/api.h"
+#include "models/fabric.h"
 #include "models/platform.h"
 
 namespace ars {
@@ -388,6 +389,160 @@ TEST(Signals, WaitNobodyNotifiesIsAReportedDeadlock) {
             std::string::npos)
       << r.outcome.deadlock;
   EXPECT_EQ(r.outcome.deadlock.find("rank 1"), std::string::npos) << "rank 1 finished";
+}
+
+// A 2-server x 2-NPU cluster: devices 0, 1 in server 0 and 2, 3 in server 1, on the HCCS full
+// mesh of round_config inside a server (16 B/ns, 1000 ns). NICs of 8 B/ns: a 512 B burst holds
+// a NIC direction for 64 ns, the 16384 B tile 2048 ns; 300 ns per NIC (both ends of a path),
+// 200 ns per leaf, 100 ns per spine. Rail wiring: leaf0 = {0, 2}, leaf1 = {1, 3}; leaf wiring
+// with one server per leaf: leaf0 = {0, 1}, leaf1 = {2, 3}. A leaf's link to each spine
+// carries 8 B/ns x max(1, 2 ports / spines) / oversubscription.
+PlatformConfig cluster_config(Wiring wiring, int spines = 1, double oversubscription = 1) {
+  PlatformConfig c = round_config(Topology::Cluster, 4);
+  c.cluster_servers = 2;
+  c.cluster_npus_per_server = 2;
+  c.cluster_wiring = wiring;
+  c.cluster_servers_per_leaf = 1;
+  c.cluster_spines = spines;
+  c.cluster_oversubscription = oversubscription;
+  c.nic_bandwidth_GBps = 8;
+  c.nic_latency_ns = 300;
+  c.leaf_latency_ns = 200;
+  c.spine_latency_ns = 100;
+  return c;
+}
+
+constexpr std::uint64_t kNicPs = kBytes * 1000 / 8;    // 2048 ns
+constexpr std::uint64_t kNicBurstPs = 512 * 1000 / 8;  // 64 ns
+constexpr std::uint64_t kGmWritePs = 300 * 1000;
+constexpr std::uint64_t kSameLeafPs = (300 + 200 + 300) * 1000;               // NIC, leaf, NIC
+constexpr std::uint64_t kCrossLeafPs = (300 + 200 + 100 + 200 + 300) * 1000;  // ... spine ...
+
+// One simulation per test case (SystemC elaborates once per process).
+TEST(Cluster, FlowInsideAServerTakesTheHccsLink) {
+  // 0 -> 1: HCCS, 100 + 1024 + 1000 + 300 = 2424 ns.
+  EXPECT_EQ(store_flows({0, 1, 2, 3}, {1, -1, -1, -1}, cluster_config(Wiring::Rail))[0],
+            kSetupPs + kLinkPs + 1000 * 1000 + kGmWritePs);
+}
+
+TEST(Cluster, CrossServerFlowPaysTheNicRateAndBothNicsAndTheLeafsLatency) {
+  // 0 -> 2, same rail: NIC up, leaf0, NIC down: 100 + 2048 + 800 + 300 = 3248 ns.
+  EXPECT_EQ(store_flows({0, 1, 2, 3}, {2, -1, -1, -1}, cluster_config(Wiring::Rail))[0],
+            kSetupPs + kNicPs + kSameLeafPs + kGmWritePs);
+}
+
+TEST(Cluster, CrossRailFlowAlsoPaysTheSpineAndASecondLeaf) {
+  // 0 -> 3, rail 0 to rail 1 through the spine: 100 + 2048 + 1100 + 300 = 3548 ns (the
+  // leaf's uplink runs at 16 B/ns: the NIC stays the bottleneck).
+  EXPECT_EQ(store_flows({0, 1, 2, 3}, {3, -1, -1, -1}, cluster_config(Wiring::Rail))[0],
+            kSetupPs + kNicPs + kCrossLeafPs + kGmWritePs);
+}
+
+TEST(Cluster, TwoFlowsIntoOneNicShareIt) {
+  // Leaf wiring: 0 -> 2 and 1 -> 2 both cross leaf0 -> spine0 -> leaf1 and end on leaf1's
+  // link down to device 2, busy for 64 bursts of 64 ns: the last byte lands at
+  // 100 + 4096 + 1100 + 300 = 5596 ns; the first flow ends one burst earlier.
+  const std::vector<std::uint64_t> t =
+      store_flows({0, 1, 2, 3}, {2, 2, -1, -1}, cluster_config(Wiring::Leaf));
+  const std::uint64_t shared = kSetupPs + 2 * kNicPs + kCrossLeafPs + kGmWritePs;
+  EXPECT_EQ(std::max(t[0], t[1]), shared);
+  EXPECT_EQ(std::min(t[0], t[1]), shared - kNicBurstPs);
+}
+
+TEST(Cluster, TwoFlowsOnDifferentRailsDoNotInterfere) {
+  // Rail wiring: 0 -> 2 on rail 0 and 1 -> 3 on rail 1 share no link: each takes 3248 ns.
+  const std::vector<std::uint64_t> t =
+      store_flows({0, 1, 2, 3}, {2, 3, -1, -1}, cluster_config(Wiring::Rail));
+  EXPECT_EQ(t[0], kSetupPs + kNicPs + kSameLeafPs + kGmWritePs);
+  EXPECT_EQ(t[1], kSetupPs + kNicPs + kSameLeafPs + kGmWritePs);
+}
+
+TEST(Cluster, NonBlockingUplinkCarriesTwoNicsFlows) {
+  // Leaf wiring: 0 -> 2 and 1 -> 3 leave leaf0 on its one uplink, then part. At 16 B/ns a
+  // burst holds the uplink 32 ns, so the two flows fit: the first ends as alone (3548 ns),
+  // the second 32 ns later, each of its bursts behind one of the first's.
+  const std::uint64_t alone = kSetupPs + kNicPs + kCrossLeafPs + kGmWritePs;
+  const std::vector<std::uint64_t> t =
+      store_flows({0, 1, 2, 3}, {2, 3, -1, -1}, cluster_config(Wiring::Leaf, 1, 1));
+  EXPECT_EQ(std::min(t[0], t[1]), alone);
+  EXPECT_EQ(std::max(t[0], t[1]), alone + kNicBurstPs / 2);
+}
+
+TEST(Cluster, OversubscribedSpineHalvesTheCrossLeafRate) {
+  // The same flows with oversubscription 2: the uplink runs at 8 B/ns and carries 64 bursts of
+  // 64 ns, so each flow moves at half the NIC rate: 100 + 4096 + 1100 + 300 = 5596 ns, the
+  // two one burst apart.
+  const std::vector<std::uint64_t> t =
+      store_flows({0, 1, 2, 3}, {2, 3, -1, -1}, cluster_config(Wiring::Leaf, 1, 2));
+  const std::uint64_t shared = kSetupPs + 2 * kNicPs + kCrossLeafPs + kGmWritePs;
+  EXPECT_EQ(std::max(t[0], t[1]), shared);
+  EXPECT_EQ(std::min(t[0], t[1]), shared - kNicBurstPs);
+}
+
+std::vector<std::string> link_names(const Fabric& fabric, int from, int to) {
+  std::vector<std::string> names;
+  for (Fabric::LinkId id : fabric.route(from, to).links) {
+    const Fabric::Link link = fabric.link(id);
+    names.push_back(link.scope + "." + link.name);
+  }
+  return names;
+}
+
+TEST(Cluster, EcmpPicksTheSameSpineEveryRunAndMachine) {
+  // Two servers of 8 on two leaves, 4 spines. The spine of a pair is fixed_hash(from << 32 |
+  // to) % 4: these values hold on every machine; changing them changes every cluster result.
+  PlatformConfig config = cluster_config(Wiring::Leaf, 4);
+  config.cluster_npus_per_server = 8;
+  config.devices = 16;
+  const Fabric fabric(config);
+  EXPECT_EQ(link_names(fabric, 0, 9),
+            (std::vector<std::string>{"dev0.nic_up", "leaf0.up_to_spine1", "spine1.down_to_leaf1",
+                                      "leaf1.down_to_dev9"}));
+  EXPECT_EQ(fabric.spine_of(9, 0), 2);
+  EXPECT_EQ(fabric.spine_of(3, 12), 2);
+  EXPECT_EQ(fabric.spine_of(5, 14), 0);
+  EXPECT_EQ(link_names(Fabric(config), 0, 9), link_names(fabric, 0, 9));
+  // The route's latency and slowest rate: 1100 ns; the NIC's 8 B/ns = 0.008 B/ps (the leaf's
+  // links to the spines carry 8 B/ns x 8 ports / 4 spines = 16 B/ns each).
+  EXPECT_DOUBLE_EQ(fabric.route(0, 9).latency_ps, 1100000.0);
+  EXPECT_DOUBLE_EQ(fabric.route(0, 9).bytes_per_ps, 0.008);
+  EXPECT_EQ(link_names(fabric, 0, 1), (std::vector<std::string>{"dev0.link_to_1"}));
+}
+
+TEST(Fabric, ExistingTopologiesKeepTheirLinkNames) {
+  EXPECT_EQ(link_names(Fabric(round_config(Topology::Ring, 4)), 0, 2),
+            (std::vector<std::string>{"dev0.link_to_1", "dev1.link_to_2"}));
+  EXPECT_EQ(link_names(Fabric(round_config(Topology::Ring, 4)), 0, 3),
+            (std::vector<std::string>{"dev0.link_to_3"}));
+  EXPECT_EQ(link_names(Fabric(round_config(Topology::Switch, 4)), 1, 3),
+            (std::vector<std::string>{"dev1.uplink", "dev3.downlink"}));
+  EXPECT_EQ(link_names(Fabric(round_config(Topology::FullMesh, 4)), 3, 0),
+            (std::vector<std::string>{"dev3.link_to_0"}));
+}
+
+// Two SuperPod nodes of two NPUs, 8 B/ns ports; tier 1 400 ns, tier 2 900 ns.
+PlatformConfig superpod_config() {
+  PlatformConfig config = round_config(Topology::Superpod, 4);
+  config.superpod_nodes = 2;
+  config.superpod_npus_per_node = 2;
+  config.superpod_bandwidth_GBps = 8;
+  config.superpod_tier1_latency_ns = 400;
+  config.superpod_tier2_latency_ns = 900;
+  return config;
+}
+
+TEST(Superpod, FlowInsideANodePaysTheFirstTier) {
+  // 0 -> 1: 100 + 2048 + 400 + 300 ns.
+  EXPECT_EQ(store_flows({0, 1, 2, 3}, {1, -1, -1, -1}, superpod_config())[0],
+            kSetupPs + kNicPs + 400 * 1000 + kGmWritePs);
+}
+
+TEST(Superpod, FlowAcrossNodesPaysTheSecondTier) {
+  // 0 -> 2: 100 + 2048 + 900 + 300 ns, over device 0's port and node 1's link down to 2.
+  EXPECT_EQ(store_flows({0, 1, 2, 3}, {2, -1, -1, -1}, superpod_config())[0],
+            kSetupPs + kNicPs + 900 * 1000 + kGmWritePs);
+  EXPECT_EQ(link_names(Fabric(superpod_config()), 0, 2),
+            (std::vector<std::string>{"dev0.ub_up", "node1.down_to_dev2"}));
 }
 
 }  // namespace
