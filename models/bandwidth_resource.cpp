@@ -16,15 +16,24 @@ sc_time BandwidthResource::duration(std::uint64_t bytes) const {
   return ps(static_cast<double>(bytes) / bytes_per_ps_);
 }
 
-BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest,
-                                                       std::uint64_t bytes) {
-  return reserve_span(earliest, duration(bytes), bytes);
+void BandwidthResource::describe(int id, std::string place, const char* key) {
+  id_ = id;
+  place_ = std::move(place);
+  key_ = key;
+}
+
+BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest, std::uint64_t bytes,
+                                                       std::uint64_t flow) {
+  return reserve_span(earliest, duration(bytes), bytes, flow);
 }
 
 BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earliest,
                                                             const sc_time& span,
-                                                            std::uint64_t bytes) {
+                                                            std::uint64_t bytes,
+                                                            std::uint64_t flow) {
   const sc_time start = std::max(earliest, free_at_);
+  const bool behind_other_flow = start > earliest && last_flow_ != flow;
+  last_flow_ = flow;
   const sc_time end = start + span;
   if (sink_ != nullptr) {
     if (!period_open_ || start > free_at_) {
@@ -37,7 +46,7 @@ BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earli
   }
   free_at_ = end;
   bytes_moved_ += bytes;
-  return {start, end};
+  return {start, end, behind_other_flow};
 }
 
 void BandwidthResource::attach_trace(TraceSink* sink, const std::string& scope) {

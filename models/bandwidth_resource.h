@@ -8,6 +8,7 @@
 
 #include <systemc>
 
+#include "models/rank_stats.h"
 #include "models/trace_sink.h"
 
 namespace ars {
@@ -19,17 +20,32 @@ class BandwidthResource {
   struct Interval {
     sc_core::sc_time start;
     sc_core::sc_time end;
+    bool behind_other_flow;  // it started late because another flow's bytes held the resource
   };
   // Occupies the resource for `bytes`, starting no earlier than `earliest` (absolute time).
-  Interval reserve(const sc_core::sc_time& earliest, std::uint64_t bytes);
+  // `flow` identifies the transfer the bytes belong to (0: none).
+  Interval reserve(const sc_core::sc_time& earliest, std::uint64_t bytes, std::uint64_t flow = 0);
   // Occupies it for a given span (several resources reserved together for one burst).
   Interval reserve_span(const sc_core::sc_time& earliest, const sc_core::sc_time& span,
-                        std::uint64_t bytes);
+                        std::uint64_t bytes, std::uint64_t flow = 0);
   sc_core::sc_time duration(std::uint64_t bytes) const;
   const sc_core::sc_time& free_at() const { return free_at_; }
   double bytes_per_ps() const { return bytes_per_ps_; }
   const std::string& name() const { return name_; }
   std::uint64_t bytes_moved() const { return bytes_moved_; }
+  std::uint64_t last_flow() const { return last_flow_; }
+  // What reports call it: an id in the run's resource table, a place ("dev0.link_to_3") and
+  // the configuration key that sets its rate.
+  void describe(int id, std::string place, const char* key);
+  int id() const { return id_; }
+  const std::string& place() const { return place_; }
+  const char* key() const { return key_; }
+  // The resource bounding a transfer: at its own rate, or held by another flow when it began.
+  TransferLimit limit(bool behind_other_flow) const {
+    return {behind_other_flow ? TransferLimit::Kind::QueuedBehindFlow
+                              : TransferLimit::Kind::ResourceRate,
+            id_};
+  }
 
   // Waveforms: a busy flag (merged over back-to-back reservations) and bytes in flight.
   void attach_trace(TraceSink* sink, const std::string& scope);
@@ -41,6 +57,10 @@ class BandwidthResource {
   double bytes_per_ps_;
   sc_core::sc_time free_at_;
   std::uint64_t bytes_moved_ = 0;
+  std::uint64_t last_flow_ = 0;
+  int id_ = -1;
+  std::string place_;
+  const char* key_ = "";
   TraceSink* sink_ = nullptr;
   int busy_var_ = -1;
   int in_flight_var_ = -1;

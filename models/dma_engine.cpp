@@ -39,7 +39,11 @@ void DmaEngine::end_of_elaboration() {
 std::uint64_t DmaEngine::submit(const Request& request) {
   const std::uint64_t ticket = issued_.size();
   issued_.push_back(0);
-  finish_.push_back(sc_core::SC_ZERO_TIME);
+  TransferRecord record;
+  record.bytes = request.bytes;
+  record.submit_ps = sc_core::sc_time_stamp().value();
+  record.misaligned = (request.gm_address & kLocalMask) % full_rate_alignment_ != 0;
+  records_.push_back(record);
   pending_.push_back({ticket, request});
   work_.notify(sc_core::SC_ZERO_TIME);
   return ticket;
@@ -60,7 +64,11 @@ void DmaEngine::queue_thread(int queue) {
     const Pending job = pending_.front();
     pending_.pop_front();
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), 1);
-    finish_[job.ticket] = execute(job.request);
+    // Records are looked up by ticket after every wait: submits may grow the vector meanwhile.
+    records_[job.ticket].queue = queue;
+    records_[job.ticket].start_ps = sc_core::sc_time_stamp().value();
+    execute(job.request, job.ticket);
+    records_[job.ticket].left_ps = sc_core::sc_time_stamp().value();
     issued_[job.ticket] = 1;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), -1);
     scheduled_.notify(sc_core::SC_ZERO_TIME);
@@ -69,7 +77,7 @@ void DmaEngine::queue_thread(int queue) {
 
 void DmaEngine::wait_done(std::uint64_t ticket) {
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
-  const sc_time finish = finish_[ticket];
+  const sc_time finish = sc_time::from_value(records_[ticket].finish_ps);
   if (finish > sc_core::sc_time_stamp()) sc_core::wait(finish - sc_core::sc_time_stamp());
 }
 
@@ -78,17 +86,23 @@ void DmaEngine::wait_left(std::uint64_t ticket) {
 }
 
 bool DmaEngine::done(std::uint64_t ticket) const {
-  return issued_.at(ticket) != 0 && finish_[ticket] <= sc_core::sc_time_stamp();
+  return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= sc_core::sc_time_stamp().value();
 }
 
-sc_time DmaEngine::execute(const Request& request) {
+void DmaEngine::execute(const Request& request, std::uint64_t ticket) {
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = sc_core::sc_time_stamp() + setup_;
   sc_time finish = start;
+  // The burst that lands last names what bound the transfer: its queue's rate when it landed
+  // as soon as it was issued, else the resource that held it longest.
+  TransferLimit limit;
+  sc_time held = sc_core::SC_ZERO_TIME;
+  sc_time latency = sc_core::SC_ZERO_TIME;
 
   // The payload owns its extensions and frees them when it goes out of scope.
   tlm::tlm_generic_payload trans;
   auto* timing = new BurstTiming;
+  timing->flow = (static_cast<std::uint64_t>(device_) << 32) + ticket + 1;
   trans.set_extension(timing);
   if (request.atomic_add) {
     auto* atomic = new AtomicWrite;
@@ -118,15 +132,27 @@ sc_time DmaEngine::execute(const Request& request) {
     if (!trans.is_response_ok()) {
       SC_REPORT_ERROR(
           name(), ("DMA burst failed at address 0x" + std::to_string(trans.get_address())).c_str());
-      return finish;
+      records_[ticket].finish_ps = finish.value();
+      return;
     }
-    finish = std::max(
-        finish, std::max(issued_by, sc_core::sc_time_stamp() + timing->tail) + timing->latency);
+    const sc_time passed = sc_core::sc_time_stamp() + timing->tail;
+    const sc_time landed = std::max(issued_by, passed) + timing->latency;
+    if (landed >= finish) {
+      finish = landed;
+      limit = passed > issued_by ? timing->limit : TransferLimit{};
+      held = passed > issued_by ? passed - issued_by : sc_core::SC_ZERO_TIME;
+      latency = timing->latency;
+    }
   }
+  TransferRecord& record = records_[ticket];
+  record.finish_ps = finish.value();
+  record.setup_ps = setup_.value();
+  record.held_ps = held.value();
+  record.latency_ps = latency.value();
+  record.limit = limit;
   // The queue is free once its last burst has left at the queue's rate.
   const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
   if (issued_all > sc_core::sc_time_stamp()) sc_core::wait(issued_all - sc_core::sc_time_stamp());
-  return finish;
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

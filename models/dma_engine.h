@@ -18,6 +18,7 @@
 #include "kernels/api.h"
 #include "models/clock.h"
 #include "models/platform_config.h"
+#include "models/rank_stats.h"
 #include "models/trace_sink.h"
 
 namespace ars {
@@ -40,6 +41,10 @@ class DmaEngine : public sc_core::sc_module {
   };
   // Queues a transfer and returns its ticket; the transfer starts when a queue is free.
   std::uint64_t submit(const Request& request);
+  // Every transfer's record, by ticket: the engine fills in when and how it ran, the
+  // submitter what it was for.
+  TransferRecord& record(std::uint64_t ticket) { return records_[ticket]; }
+  const std::vector<TransferRecord>& records() const { return records_; }
   // Blocks the calling thread until the transfer has completed.
   void wait_done(std::uint64_t ticket);
   // Blocks until the transfer's last burst has left its queue: its UB bytes have been read.
@@ -56,8 +61,8 @@ class DmaEngine : public sc_core::sc_module {
  private:
   void end_of_elaboration() override;
   void queue_thread(int queue);
-  // Issues the transfer's bursts; returns the time its data has landed.
-  sc_core::sc_time execute(const Request& request);
+  // Issues the transfer's bursts; fills in when its data has landed and what bound it.
+  void execute(const Request& request, std::uint64_t ticket);
 
   Clock clock_;
   int device_;
@@ -76,8 +81,8 @@ class DmaEngine : public sc_core::sc_module {
   };
   std::deque<Pending> pending_;
   sc_core::sc_event work_;
-  sc_core::sc_event scheduled_;           // a transfer's completion time became known
-  std::vector<sc_core::sc_time> finish_;  // per ticket; SC_ZERO_TIME until issued
+  sc_core::sc_event scheduled_;          // a transfer's completion time became known
+  std::vector<TransferRecord> records_;  // per ticket; finish_ps valid once issued
   std::vector<char> issued_;
   TraceSink* sink_ = nullptr;
   std::vector<int> busy_vars_;

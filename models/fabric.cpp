@@ -128,20 +128,21 @@ Fabric::Link Fabric::link(LinkId link_id) const {
     case Kind::Down:
       return {dev(a), "downlink", hccs};
     case Kind::NicUp:
-      return {dev(a), "nic_up", nic};
+      return {dev(a), "nic_up", nic, "nic.bandwidth_GBps"};
     case Kind::LeafDown:
-      return {"leaf" + std::to_string(leaf_of(static_cast<int>(a))), "down_to_" + dev(a), nic};
+      return {"leaf" + std::to_string(leaf_of(static_cast<int>(a))), "down_to_" + dev(a), nic,
+              "nic.bandwidth_GBps"};
     case Kind::LeafUp:
       return {"leaf" + std::to_string(a), "up_to_spine" + std::to_string(b),
-              leaf_uplink_bytes_per_ps_};
+              leaf_uplink_bytes_per_ps_, "cluster.oversubscription"};
     case Kind::SpineDown:
       return {"spine" + std::to_string(a), "down_to_leaf" + std::to_string(b),
-              leaf_uplink_bytes_per_ps_};
+              leaf_uplink_bytes_per_ps_, "cluster.oversubscription"};
     case Kind::UbUp:
-      return {dev(a), "ub_up", ub};
+      return {dev(a), "ub_up", ub, "superpod.bandwidth_GBps"};
     case Kind::NodeDown:
       return {"node" + std::to_string(config_.server_of(static_cast<int>(a))), "down_to_" + dev(a),
-              ub};
+              ub, "superpod.bandwidth_GBps"};
   }
   return {};
 }

@@ -32,6 +32,7 @@ class Fabric {
     std::string scope;  // where the link starts: a device, a leaf, a spine, a node
     std::string name;
     double bytes_per_ps = 0;
+    const char* key = "link.bandwidth_GBps";  // the configuration key that sets its rate
   };
   struct Route {
     std::vector<LinkId> links;  // in the order the data crosses them; empty from a device to itself

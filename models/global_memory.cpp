@@ -57,7 +57,10 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     std::memcpy(&value, trans.get_data_ptr(), sizeof value);
     const sc_time arrival = sc_core::sc_time_stamp() + delay + write_latency_;
     posted_.emplace(std::make_pair(arrival, posted_sequence_++),
-                    PostedWrite{address, value, atomic->kind});
+                    PostedWrite{address,
+                                value,
+                                atomic->kind,
+                                {atomic->source_rank, atomic->source_notify, arrival.value()}});
     due_.notify(posted_.begin()->first.first - sc_core::sc_time_stamp());
     delay += write_latency_;  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -65,7 +68,8 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
   }
 
   const sc_time now = sc_core::sc_time_stamp();
-  const auto slot = port_.reserve(now + delay, length);
+  auto* timing = trans.get_extension<BurstTiming>();
+  const auto slot = port_.reserve(now + delay, length, timing != nullptr ? timing->flow : 0);
   const bool is_read = trans.is_read();
   if (!timing_only) {
     std::uint8_t* data = storage_.data() + address;
@@ -79,13 +83,18 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     }
   }
   const sc_time& latency = is_read ? read_latency_ : write_latency_;
-  if (auto* timing = trans.get_extension<BurstTiming>()) {
-    timing->add_hop(slot.end - now, latency);
+  if (timing != nullptr) {
+    timing->add_hop(slot.end - now, latency, port_.limit(slot.behind_other_flow));
     delay = timing->tail + timing->latency;
   } else {
     delay = slot.end - now + latency;
   }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+const GlobalMemory::CellWrite* GlobalMemory::last_write(std::uint64_t address) const {
+  const auto write = last_writes_.find(address);
+  return write == last_writes_.end() ? nullptr : &write->second;
 }
 
 unsigned int GlobalMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
@@ -114,6 +123,7 @@ void GlobalMemory::apply_due_signal_writes() {
                : static_cast<std::int32_t>(static_cast<std::uint32_t>(cell) +
                                            static_cast<std::uint32_t>(write.value));
     std::memcpy(storage_.data() + write.address, &cell, sizeof cell);
+    last_writes_[write.address] = write.source;
     if (sink_ != nullptr) {
       auto var = cell_vars_.find(write.address);
       if (var != cell_vars_.end()) sink_->record(var->second, now.value(), cell);

@@ -44,6 +44,13 @@ class GlobalMemory : public sc_core::sc_module {
     sc_core::sc_time when;
   };
   const std::optional<MixedWrite>& mixed_write() const { return mixed_write_; }
+  // The notify that last changed a signal cell, and when it landed (nullptr: none has).
+  struct CellWrite {
+    int rank;
+    std::uint32_t notify;
+    std::uint64_t landed_ps;
+  };
+  const CellWrite* last_write(std::uint64_t address) const;
 
   // Functional access outside simulated time (inputs, results); nullptr when out of range.
   std::uint8_t* backdoor(std::uint64_t address, std::uint64_t bytes);
@@ -51,6 +58,7 @@ class GlobalMemory : public sc_core::sc_module {
   void trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,
                    std::uint64_t address, int rows, int cols);
   BandwidthResource& port() { return port_; }
+  const BandwidthResource& port() const { return port_; }
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -62,6 +70,7 @@ class GlobalMemory : public sc_core::sc_module {
     std::uint64_t address;
     std::int32_t value;
     AtomicWrite::Kind kind;
+    CellWrite source;
   };
 
   Clock clock_;
@@ -79,6 +88,7 @@ class GlobalMemory : public sc_core::sc_module {
   std::map<std::uint64_t, int> cell_vars_;
   std::map<std::uint64_t, AtomicWrite::Kind> cell_ops_;  // the op each written cell has seen
   std::optional<MixedWrite> mixed_write_;
+  std::map<std::uint64_t, CellWrite> last_writes_;
 };
 
 }  // namespace ars

@@ -27,8 +27,10 @@ BandwidthResource* Interconnect::link(Fabric::LinkId id) {
   BandwidthResource*& found = link_by_id_[id];
   if (found != nullptr) return found;
   Fabric::Link info = fabric_.link(id);
-  links_.push_back(std::make_unique<BandwidthResource>(std::move(info.name), info.bytes_per_ps));
+  links_.push_back(std::make_unique<BandwidthResource>(info.name, info.bytes_per_ps));
   found = links_.back().get();
+  found->describe(devices_ + static_cast<int>(links_.size()) - 1, info.scope + "." + info.name,
+                  info.key);
   if (trace_ != nullptr) found->attach_trace(trace_, info.scope);
   return found;
 }
@@ -73,18 +75,42 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   if (timing != nullptr) timing->add_hop(sc_core::SC_ZERO_TIME, request);
   const sc_time now = sc_core::sc_time_stamp();
   const std::uint64_t bytes = trans.get_data_length();
+  const std::uint64_t flow = timing != nullptr ? timing->flow : 0;
   sc_time head = now + delay;
   sc_time tail;
+  // The link that bounds the burst: one that another flow held when the burst came, else the
+  // one it leaves last.
+  const BandwidthResource* held = nullptr;
+  const BandwidthResource* last = nullptr;
   if (forwarding_ == Forwarding::StoreAndForward) {
-    for (BandwidthResource* link : p.links) head = tail = link->reserve(head, bytes).end;
+    for (BandwidthResource* link : p.links) {
+      const BandwidthResource::Interval slot = link->reserve(head, bytes, flow);
+      if (slot.behind_other_flow && held == nullptr) held = link;
+      head = tail = slot.end;
+      last = link;
+    }
     head = now + delay;
   } else {
     // The burst enters every link at once; a faster link than the path's slowest is free again
     // sooner, so flows that together fit its rate (a leaf's uplink) share it without waiting.
-    for (BandwidthResource* link : p.links) head = std::max(head, link->free_at());
-    for (BandwidthResource* link : p.links) tail = std::max(tail, link->reserve(head, bytes).end);
+    for (BandwidthResource* link : p.links) {
+      if (link->free_at() > head) {
+        head = link->free_at();
+        held = link->last_flow() != flow ? link : nullptr;
+      }
+    }
+    for (BandwidthResource* link : p.links) {
+      const sc_time end = link->reserve(head, bytes, flow).end;
+      if (end > tail) {
+        tail = end;
+        last = link;
+      }
+    }
   }
-  if (timing != nullptr) timing->add_hop(tail - now, p.latency);
+  if (timing != nullptr && last != nullptr) {
+    timing->add_hop(tail - now, p.latency,
+                    held != nullptr ? held->limit(true) : last->limit(false));
+  }
   // A read's bytes leave the target's memory when the request arrives, before they queue for
   // the link; reserving the memory port only once the link is free would put that port's
   // other users (the target itself, other readers) behind this link's backlog.

@@ -45,6 +45,9 @@ class Interconnect : public sc_core::sc_module {
   };
   // The links data crosses going from device `from` to device `to` (empty when equal).
   const Path& path(int from, int to);
+  // The links made so far, in that order; link i has resource id devices + i (the memory
+  // ports come first, see Platform::resources).
+  const std::vector<std::unique_ptr<BandwidthResource>>& links() const { return links_; }
 
   // Declares the links a waveform shows (see Fabric::traced_links for `devices`); links first
   // used later are declared then.

@@ -40,6 +40,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     devices_.push_back(std::make_unique<Device>(("dev" + std::to_string(d)).c_str(), config, d,
                                                 std::move(binding), options.timing_only));
     Device& device = *devices_.back();
+    device.gm.port().describe(d, "dev" + std::to_string(d) + ".memory_port", "gm.bandwidth_GBps");
     noc_.to_memory.bind(device.gm.from_noc);
     if (!device.core) continue;
     noc_.connect_initiator(device.dma->to_noc, d);
@@ -72,6 +73,13 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       }
     }
   }
+}
+
+std::vector<const BandwidthResource*> Platform::resources() const {
+  std::vector<const BandwidthResource*> all;
+  for (const auto& device : devices_) all.push_back(&device->gm.port());
+  for (const auto& link : noc_.links()) all.push_back(link.get());
+  return all;
 }
 
 std::uint8_t* Platform::backdoor(int rank, int tensor) {

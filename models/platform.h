@@ -45,6 +45,9 @@ class Platform : public sc_core::sc_module {
   VectorCore& core(int rank) { return *devices_[rank_devices_[rank]]->core; }
   Interconnect& interconnect() { return noc_; }
   Device& device(int index) { return *devices_[index]; }
+  // Every bandwidth resource, indexed by its id: each device's memory port, then the links in
+  // the order they were first used.
+  std::vector<const BandwidthResource*> resources() const;
 
   // Backdoor access for setting inputs and checking results, outside simulated time.
   void write_tensor(int rank, int tensor, const std::vector<std::uint8_t>& bytes);

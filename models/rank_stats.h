@@ -18,6 +18,75 @@ struct RoundRecord {
   std::uint64_t remote_bytes = 0;
 };
 
+// What set a transfer's duration: the rate its DMA queue streams at, or a resource on its path
+// (a link direction, a memory port) at its own rate or busy with another transfer's bytes.
+struct TransferLimit {
+  enum class Kind : std::uint8_t { QueueRate, ResourceRate, QueuedBehindFlow };
+  Kind kind = Kind::QueueRate;
+  int resource = -1;  // a resource id (RunResult::resources) unless QueueRate
+};
+
+// The run's dependency record: compact, string-free, kept for every run (the critical path,
+// the limiting resources and the trace are derived from it afterwards).
+struct TransferRecord {
+  enum class Op : std::uint8_t { Load, Store, RemoteLoad, RemoteStore };
+  Op op = Op::Load;
+  bool misaligned = false;  // streamed at dma.misaligned_rate_factor of the rate
+  int peer = 0;             // the rank whose memory it reads or writes
+  int round = -1;
+  int queue = -1;  // the DMA queue that ran it
+  std::uint64_t bytes = 0;
+  std::uint64_t submit_ps = 0;  // handed to the DMA engine
+  std::uint64_t start_ps = 0;   // taken by a queue
+  std::uint64_t left_ps = 0;    // its last burst left the queue
+  std::uint64_t finish_ps = 0;  // its last byte landed
+  // finish = start + setup + streaming at the queue's rate + held + latency, where `held` is
+  // how long the limiting resource kept the last burst beyond the queue's rate.
+  std::uint64_t setup_ps = 0;
+  std::uint64_t held_ps = 0;
+  std::uint64_t latency_ps = 0;
+  TransferLimit limit;  // QueueRate when nothing held the last burst
+};
+
+struct NotifyRecord {
+  int peer = 0;
+  int signal = 0;
+  int row = 0;
+  int col = 0;
+  std::int32_t value = 0;
+  int round = -1;
+  bool dropped = false;
+  std::uint64_t start_ps = 0;   // the pipe barrier began
+  std::uint64_t issued_ps = 0;  // the write left the core
+  std::uint64_t end_ps = 0;     // the core went on (after the acknowledgement when it waits)
+};
+
+struct WaitRecord {
+  int signal = 0;
+  int row = 0;
+  int col = 0;
+  std::int32_t expected = 0;
+  std::int32_t seen = 0;  // the cell's value when the wait was satisfied
+  int round = -1;
+  bool blocked = false;  // the cell was not yet satisfied when the wait began
+  std::uint64_t start_ps = 0;
+  std::uint64_t seen_ps = 0;  // the look that found the cell satisfied
+  std::uint64_t end_ps = 0;   // after the look's answer and the cache invalidate
+  int released_by_rank = -1;  // the rank whose notify landed last before the look, if any
+  std::uint32_t released_by_notify = 0;  // its index among that rank's notifies
+  std::uint64_t landed_ps = 0;           // when that notify landed
+};
+
+// A stretch of a rank's core time; the spans of a rank tile [start_ps, finish_ps] exactly.
+struct CoreSpan {
+  enum class Kind : std::uint8_t { Setup, Transfer, Reduce, Notify, Wait };
+  Kind kind = Kind::Setup;
+  int round = -1;
+  std::uint32_t ref = 0;  // Transfer: its index; Notify, Wait: the index of its record
+  std::uint64_t start_ps = 0;
+  std::uint64_t end_ps = 0;
+};
+
 struct RankStats {
   int rank = 0;
   int device = 0;
@@ -33,6 +102,10 @@ struct RankStats {
   std::uint64_t finish_ps = 0;
   bool finished = false;
   std::vector<RoundRecord> rounds;
+  std::vector<CoreSpan> spans;
+  std::vector<TransferRecord> transfer_records;  // by DMA ticket
+  std::vector<NotifyRecord> notify_records;
+  std::vector<WaitRecord> wait_records;
 };
 
 // Where a rank is stuck when the simulation can go no further.

@@ -7,6 +7,7 @@
 #include <tlm>
 
 #include "kernels/api.h"
+#include "models/rank_stats.h"
 
 namespace ars {
 
@@ -22,17 +23,25 @@ inline int address_device(std::uint64_t address) {
 
 // Timing of one burst, accumulated hop by hop. `tail` is when the burst's last byte has
 // passed every bandwidth resource (offset from now); `latency` the path's pipeline latency,
-// paid once per transfer because bursts stream behind each other.
+// paid once per transfer because bursts stream behind each other. `limit` names the hop that
+// set `tail`; `flow` tells a resource which transfer the burst belongs to.
 struct BurstTiming : tlm::tlm_extension<BurstTiming> {
   sc_core::sc_time tail;
   sc_core::sc_time latency;
+  std::uint64_t flow = 0;
+  TransferLimit limit;
 
   void reset(const sc_core::sc_time& head) {
     tail = head;
     latency = sc_core::SC_ZERO_TIME;
+    limit = {};
   }
-  void add_hop(const sc_core::sc_time& hop_tail, const sc_core::sc_time& hop_latency) {
-    tail = std::max(tail, hop_tail);
+  void add_hop(const sc_core::sc_time& hop_tail, const sc_core::sc_time& hop_latency,
+               const TransferLimit& hop_limit = {}) {
+    if (hop_tail > tail) {
+      tail = hop_tail;
+      limit = hop_limit;
+    }
     latency += hop_latency;
   }
   tlm::tlm_extension_base* clone() const override { return new BurstTiming(*this); }
@@ -47,6 +56,8 @@ struct AtomicWrite : tlm::tlm_extension<AtomicWrite> {
   enum class Kind { SignalAdd, SignalSet, DataAdd };
   Kind kind = Kind::SignalAdd;
   DType dtype = DType::FP32;  // for DataAdd
+  int source_rank = -1;       // signal updates: the notifying rank and its notify's index
+  std::uint32_t source_notify = 0;
 
   tlm::tlm_extension_base* clone() const override { return new AtomicWrite(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {

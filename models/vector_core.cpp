@@ -61,7 +61,10 @@ void VectorCore::run() {
   stats_.start_ps = sc_time_stamp().value();
   // Set-up the device does for every launch before the kernel body runs (no round: the
   // kernel has not started); it counts in the rank's time as it does on hardware.
-  if (launch_setup_ > sc_core::SC_ZERO_TIME) sc_core::wait(launch_setup_);
+  if (launch_setup_ > sc_core::SC_ZERO_TIME) {
+    sc_core::wait(launch_setup_);
+    mark(CoreSpan::Kind::Setup, stats_.start_ps, 0);
+  }
   try {
     binding_.body(*this);
     drain_posted();
@@ -98,6 +101,15 @@ void VectorCore::begin_round(const char* phase) {
 void VectorCore::spend(const sc_time& span, std::uint64_t RoundRecord::*bucket) {
   round().*bucket += span.value();
   if (span > sc_core::SC_ZERO_TIME) sc_core::wait(span);
+}
+
+int VectorCore::round_index() const {
+  return static_cast<int>(stats_.rounds.size()) - 1;
+}
+
+void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref) {
+  const std::uint64_t now = sc_time_stamp().value();
+  if (now > start_ps) stats_.spans.push_back({kind, round_index(), ref, start_ps, now});
 }
 
 void VectorCore::log(const std::string& line) {
@@ -168,6 +180,7 @@ void VectorCore::await_posted(std::size_t index) {
   const sc_time begin = sc_time_stamp();
   dma_.wait_done(posted_[index].ticket);
   round().transfer_ps += (sc_time_stamp() - begin).value();
+  mark(CoreSpan::Kind::Transfer, begin.value(), static_cast<std::uint32_t>(posted_[index].ticket));
   posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
@@ -176,7 +189,11 @@ void VectorCore::await_tile_read(const Tile& tile) {
   const std::uint64_t end = begin + tile.elements * dtype_bytes(tile.dtype);
   const sc_time start = sc_time_stamp();
   for (const PostedStore& store : posted_) {
-    if (store.ub_begin < end && begin < store.ub_end) dma_.wait_left(store.ticket);
+    if (store.ub_begin < end && begin < store.ub_end) {
+      const std::uint64_t waited_from = sc_time_stamp().value();
+      dma_.wait_left(store.ticket);
+      mark(CoreSpan::Kind::Transfer, waited_from, static_cast<std::uint32_t>(store.ticket));
+    }
   }
   round().transfer_ps += (sc_time_stamp() - start).value();
 }
@@ -229,7 +246,14 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
     if (atomic_add) line << " atomic_add";
     log(line.str());
   }
-  return {dma_.submit(request)};
+  const std::uint64_t ticket = dma_.submit(request);
+  TransferRecord& record = dma_.record(ticket);
+  record.op = direction == DmaEngine::Direction::ToUb
+                  ? (remote ? TransferRecord::Op::RemoteLoad : TransferRecord::Op::Load)
+                  : (remote ? TransferRecord::Op::RemoteStore : TransferRecord::Op::Store);
+  record.peer = peer;
+  record.round = round_index();
+  return {ticket};
 }
 
 void VectorCore::load(const Tile& dst, const Tensor& src, std::uint64_t offset,
@@ -273,6 +297,7 @@ void VectorCore::sync(const Transfer& transfer) {
   const sc_time begin = sc_time_stamp();
   dma_.wait_done(transfer.id);
   round().transfer_ps += (sc_time_stamp() - begin).value();
+  mark(CoreSpan::Kind::Transfer, begin.value(), static_cast<std::uint32_t>(transfer.id));
 }
 
 void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count) {
@@ -282,10 +307,13 @@ void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count)
   const std::uint64_t bytes = count * dtype_bytes(acc.dtype);
   await_tile_read(acc);
   ++stats_.reduces;
-  log("reduce " + std::string(to_string(problem().op)) + " bytes=" + std::to_string(bytes));
+  if (record_schedule_)
+    log("reduce " + std::string(to_string(problem().op)) + " bytes=" + std::to_string(bytes));
+  const std::uint64_t begin = sc_time_stamp().value();
   spend(
       reduce_startup_ + clock_.cycles(static_cast<double>(bytes) / config_.vector_bytes_per_cycle),
       &RoundRecord::reduce_ps);
+  mark(CoreSpan::Kind::Reduce, begin, static_cast<std::uint32_t>(stats_.reduces - 1));
   if (ub_data_ != nullptr) {
     reduce_elements(problem().op, acc.dtype, ub_data_ + acc.offset, ub_data_ + other.offset, count);
   }
@@ -298,18 +326,34 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   const std::uint64_t index = stats_.notifies++;
   const Fault* dropped = find_fault(Fault::Kind::DropNotify, index);
   if (const Fault* changed = find_fault(Fault::Kind::NotifyValue, index)) value = changed->value;
-  log("notify peer=" + std::to_string(peer) + " cell=" + info.name + "[" + std::to_string(row) +
-      "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
-      (dropped != nullptr ? " dropped" : ""));
+  if (record_schedule_)
+    log("notify peer=" + std::to_string(peer) + " cell=" + info.name + "[" + std::to_string(row) +
+        "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
+        (dropped != nullptr ? " dropped" : ""));
   // Pipe barrier, cache-line flush and the atomic's issue, before the write leaves the core;
   // the barrier lets no store the peer may read stay behind.
   drain_posted();
+  NotifyRecord record;
+  record.peer = peer;
+  record.signal = signal.id;
+  record.row = row;
+  record.col = col;
+  record.value = value;
+  record.round = round_index();
+  record.dropped = dropped != nullptr;
+  record.start_ps = sc_time_stamp().value();
   spend(notify_cost_, &RoundRecord::barrier_ps);
+  const auto ref = static_cast<std::uint32_t>(index);
+  mark(CoreSpan::Kind::Notify, record.start_ps, ref);
+  record.issued_ps = record.end_ps = sc_time_stamp().value();
+  stats_.notify_records.push_back(record);
   if (dropped != nullptr) return;
   tlm::tlm_generic_payload trans;
   auto* atomic = new AtomicWrite;
   atomic->kind =
       op == NotifyOp::AtomicAdd ? AtomicWrite::Kind::SignalAdd : AtomicWrite::Kind::SignalSet;
+  atomic->source_rank = rank();
+  atomic->source_notify = ref;
   trans.set_extension(atomic);
   trans.set_command(tlm::TLM_WRITE_COMMAND);
   trans.set_address(
@@ -322,7 +366,11 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   if (!trans.is_response_ok()) throw InputError("notify to an address outside the peer's memory");
   // `delay` is when the acknowledgement is back: a core that fences after the atomic (a data
   // synchronisation barrier) waits for it; otherwise the notify is posted.
-  if (config_.notify_acknowledged != 0) spend(delay, &RoundRecord::barrier_ps);
+  if (config_.notify_acknowledged != 0) {
+    spend(delay, &RoundRecord::barrier_ps);
+    mark(CoreSpan::Kind::Notify, stats_.notify_records.back().issued_ps, ref);
+    stats_.notify_records.back().end_ps = sc_time_stamp().value();
+  }
 }
 
 void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) {
@@ -331,8 +379,9 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
       info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col);
   const std::uint64_t index = stats_.waits++;
   const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
-  log("wait cell=" + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
-      to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : ""));
+  if (record_schedule_)
+    log("wait cell=" + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
+        to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : ""));
   if (skipped) return;
   const sc_time begin = sc_time_stamp();
   auto satisfied = [&] {
@@ -353,11 +402,30 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   }
   blocked_.blocked = false;
   stats_.polls += look + 1;
+  WaitRecord record;
+  record.signal = signal.id;
+  record.row = row;
+  record.col = col;
+  record.expected = expected;
+  record.seen = gm_.read_cell(address);
+  record.round = round_index();
+  record.start_ps = begin.value();
+  record.seen_ps = sc_time_stamp().value();
+  if (const GlobalMemory::CellWrite* write = gm_.last_write(address)) {
+    record.blocked = write->landed_ps > record.start_ps;
+    record.released_by_rank = write->rank;
+    record.released_by_notify = write->notify;
+    record.landed_ps = write->landed_ps;
+  }
   // With a zero poll period the look answers at once, when the cell changed.
   const sc_time answered =
       std::max(sc_time_stamp(), begin + sc_time::from_value((look + 1) * poll_period_.value()));
   round().barrier_ps += (sc_time_stamp() - begin).value();
   spend(answered - sc_time_stamp() + invalidate_cost_, &RoundRecord::barrier_ps);
+  record.end_ps = sc_time_stamp().value();
+  mark(CoreSpan::Kind::Wait, record.start_ps,
+       static_cast<std::uint32_t>(stats_.wait_records.size()));
+  stats_.wait_records.push_back(record);
 }
 
 void VectorCore::attach_trace(TraceSink* sink, const std::string& scope) {

@@ -96,6 +96,9 @@ class VectorCore : public sc_core::sc_module, public Rank {
   const SignalInfo& signal_info(const Signal& signal, int row, int col) const;
   int peer_device(int peer) const;
   RoundRecord& round();
+  int round_index() const;  // -1 before the kernel's first round
+  // Records the core's time from `start_ps` to now as a span of its dependency record.
+  void mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref);
   void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
   void log(const std::string& line);
   const Fault* find_fault(Fault::Kind kind, std::uint64_t index) const;

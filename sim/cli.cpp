@@ -247,12 +247,17 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "the builtin's algorithm: mesh or ring (only with --kernel builtin)")(
       "repeat", po::value<int>()->default_value(1), "allreduce calls in one kernel")(
       "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
-      "quiet,q", "print only the summary: device time and the verdict")(
+      "quiet,q", "print only the summary: device time, algbw, busbw and the verdict")(
       "ranks-shown", po::value<std::string>()->default_value("8"),
       "the per-round table shows this many ranks (all: every rank)")(
       "json", po::value<std::string>(), "write the run as JSON to FILE")(
       "vcd", po::value<std::string>(),
       "write a VCD waveform (1 ns unit) to FILE, and a GTKWave save file beside it (.gtkw)")(
+      "trace", po::value<std::string>(),
+      "write a timeline (Chrome Trace Event JSON, opens in ui.perfetto.dev) to FILE")(
+      "trace-devices", po::value<std::string>(),
+      "the devices --trace shows (same list syntax as -d); default: all that take part")(
+      "explain", "print the critical path step by step, across ranks")(
       "dump-schedule", po::value<std::string>(), "write every rank's executed operations to FILE")(
       "dump-schedule-times", "start every line of the schedule dump with its issue time (ns)")(
       "timing-only", "move no payload bytes (no golden check): for large scale studies")(
@@ -267,7 +272,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "skip-wait:RANK:INDEX (INDEX counts the rank's notifies or waits from 0), stall:RANK");
   PlatformConfig cli_platform;  // receives nothing: platform keys are applied over the file
   po::options_description all;
-  all.add(run).add(platform_options(cli_platform));
+  const po::options_description platform_keys = platform_options(cli_platform);
+  all.add(run).add(platform_keys);
 
   const po::variables_map vm = parse_arguments(argc, argv, all);
   RunRequest& request = command.request;
@@ -338,6 +344,34 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     check_writable("--vcd (its GTKWave save file)", command.gtkw_path);
   }
   request.record_schedule = !command.schedule_path.empty();
+  if (vm.count("trace")) {
+    check_writable("--trace", vm["trace"].as<std::string>());
+    request.trace_path = vm["trace"].as<std::string>();
+  }
+  if (vm.count("trace-devices")) {
+    if (request.trace_path.empty()) throw InputError("--trace-devices: needs --trace FILE");
+    try {
+      request.trace_devices =
+          parse_devices(vm["trace-devices"].as<std::string>(), request.platform.devices);
+    } catch (const InputError& e) {
+      // parse_devices names -d; the list at fault here is --trace-devices'.
+      const std::string what = e.what();
+      throw InputError("--trace-devices: " + (what.rfind("-d: ", 0) == 0 ? what.substr(4) : what));
+    }
+    for (const int device : request.trace_devices) {
+      if (std::find(request.devices.begin(), request.devices.end(), device) ==
+          request.devices.end()) {
+        throw InputError("--trace-devices: device " + std::to_string(device) +
+                         " does not take part in the run (-d " + vm["devices"].as<std::string>() +
+                         ")");
+      }
+    }
+  }
+  command.report.explain = vm.count("explain") > 0;
+  for (const auto& [key, value] : vm) {
+    if (!value.defaulted() && platform_keys.find_nothrow(key, false) != nullptr)
+      request.overridden_keys.push_back(key);
+  }
   return command;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/registry.h"
+#include "sim/critical_path.h"
 
 namespace ars {
 
@@ -18,6 +19,19 @@ double ps_to_ns(std::uint64_t ps) {
 }
 
 }  // namespace
+
+// nccl-tests' definitions: algbw = bytes per rank / time; busbw = algbw x 2(P-1)/P for an
+// allreduce (every rank sends and receives 2(P-1)/P of its vector on an ideal ring).
+double algbw_GBps(const RunResult& result) {
+  return result.device_time_ps == 0 ? 0.0
+                                    : static_cast<double>(result.request.problem.bytes()) * 1000.0 /
+                                          static_cast<double>(result.device_time_ps);
+}
+
+double busbw_GBps(const RunResult& result) {
+  const double p = result.request.problem.ranks;
+  return algbw_GBps(result) * 2.0 * (p - 1.0) / p;
+}
 
 namespace {
 
@@ -98,7 +112,11 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
   if (!quiet) print_tables(out, result, options);
   if (!quiet) out << "\n";
   out << std::fixed << std::setprecision(3);
-  if (result.completed) out << "device time: " << result.device_time_ns << " ns\n";
+  if (result.completed) {
+    out << "device time: " << result.device_time_ns << " ns\n";
+    out << "algbw: " << algbw_GBps(result) << " GB/s, busbw: " << busbw_GBps(result)
+        << " GB/s (bytes per rank / device time; busbw = algbw x 2(P-1)/P)\n";
+  }
   if (result.completed && !quiet) {
     out << "signal: ";
     if (result.signal_clear) {
@@ -117,6 +135,8 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
         << " operations/s)\n";
   }
   out << std::setprecision(6) << std::defaultfloat;
+  if (!quiet) print_explanation(out, result);
+  if (options.explain) print_critical_path_steps(out, result);
   if (!result.completed || (result.checked && !result.correct)) {
     print_failure(out, result);
   } else if (!result.checked) {
@@ -142,6 +162,10 @@ std::string to_json(const RunResult& result) {
   j["bytes_per_rank"] = p.bytes();
   j["dma_queues"] = q.platform.dma_queues;
   j["device_time_ns"] = result.device_time_ns;
+  if (result.completed) {
+    j["algbw_GBps"] = algbw_GBps(result);
+    j["busbw_GBps"] = busbw_GBps(result);
+  }
   j["completed"] = result.completed;
   j["checked"] = result.checked;
   j["correct"] = result.correct;
@@ -177,6 +201,7 @@ std::string to_json(const RunResult& result) {
                              {"remote_bytes", r.remote_bytes}});
     }
   }
+  add_explanation(j, result);
   return j.dump(2) + "\n";
 }
 

@@ -12,6 +12,8 @@
 #include "models/fixed_hash.h"
 #include "models/platform.h"
 #include "sim/memory_guard.h"
+#include "sim/output_file.h"
+#include "sim/timeline_trace.h"
 #include "sim/vcd_writer.h"
 
 namespace ars {
@@ -97,12 +99,20 @@ RunResult run_allreduce(const RunRequest& request) {
   std::unique_ptr<VcdWriter> vcd;
   if (!request.vcd_path.empty())
     vcd = std::make_unique<VcdWriter>(request.vcd_path, request.devices);
+  std::unique_ptr<TimelineTrace> trace;
+  if (!request.trace_path.empty()) {
+    std::vector<std::string> signals;
+    for (const SignalSpec& signal : layout.signals) signals.push_back(signal.name);
+    trace = std::make_unique<TimelineTrace>(
+        request.trace_devices.empty() ? request.devices : request.trace_devices, signals);
+  }
+  TraceTee sinks({vcd.get(), trace.get()});
 
   Platform::Options options;
   options.timing_only = request.timing_only;
   options.faults = request.faults;
   options.record_schedule = request.record_schedule;
-  options.trace = vcd.get();
+  options.trace = sinks.empty() ? nullptr : &sinks;
   Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
                     options);
 
@@ -129,9 +139,13 @@ RunResult run_allreduce(const RunRequest& request) {
 
   std::uint64_t first_start = UINT64_MAX;
   std::uint64_t last_finish = 0;
+  for (const BandwidthResource* resource : platform.resources())
+    result.resources.push_back({resource->place(), resource->key()});
   for (int r = 0; r < problem.ranks; ++r) {
     const VectorCore& core = platform.core(r);
     result.ranks.push_back(core.stats());
+    result.ranks.back().transfer_records =
+        platform.device(request.devices[static_cast<std::size_t>(r)]).dma->records();
     const RankStats& s = result.ranks.back();
     first_start = std::min(first_start, s.start_ps);
     last_finish = std::max(last_finish, s.finish_ps);
@@ -145,8 +159,11 @@ RunResult run_allreduce(const RunRequest& request) {
     result.simulated_operations +=
         (s.remote_read_bytes + s.remote_write_bytes + s.local_bytes + burst - 1) / burst;
   }
-  if (result.completed)
-    result.device_time_ns = static_cast<double>(last_finish - first_start) / 1000.0;
+  if (result.completed) {
+    result.device_time_ps = last_finish - first_start;
+    result.device_time_ns = static_cast<double>(result.device_time_ps) / 1000.0;
+  }
+  if (trace) write_file(request.trace_path, trace->render(result));
 
   if (result.completed) check_signals_clear(platform, result);
   if (!result.completed || request.timing_only) return result;

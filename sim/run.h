@@ -29,6 +29,16 @@ struct RunRequest {
   double max_sim_time_ns = 1e10;
   std::uint64_t memory_limit_bytes = 0;  // refuse a larger run; 0: 80 % of physical memory
   Faults faults;                         // injected on purpose, to provoke failures
+  // Platform keys set on the command line: the report says whether each is limiting.
+  std::vector<std::string> overridden_keys;
+  std::string trace_path;          // empty: no timeline trace
+  std::vector<int> trace_devices;  // the devices the trace shows; empty: all that take part
+};
+
+// A bandwidth resource of the platform, as reports name it (its id is its index).
+struct ResourceInfo {
+  std::string place;  // "dev0.link_to_3", "dev1.memory_port"
+  std::string key;    // the configuration key that sets its rate
 };
 
 struct Mismatch {
@@ -55,6 +65,8 @@ struct RunResult {
   std::vector<std::string> schedule;       // one line per executed operation, rank by rank
   std::vector<std::uint64_t> schedule_ps;  // when each of those operations was issued
   double device_time_ns = 0;               // latest finish minus earliest start
+  std::uint64_t device_time_ps = 0;        // the same, exact
+  std::vector<ResourceInfo> resources;     // by id, as TransferLimit::resource refers to them
   std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations
   double wall_seconds = 0;
   double rtol = 0;

@@ -286,13 +286,16 @@ TEST(Cli, BuiltinKernelNamesRunWithoutModeAndHandKernelsCarryNoMode) {
   EXPECT_EQ(mesh.out.rfind("allreduce-sim: kernel mesh on a2a3 (", 0), 0u) << mesh.out;
 }
 
+// The summary: device time, algbw and busbw, the verdict.
 TEST(Cli, QuietPrintsOnlyTheSummary) {
   const Invocation run = run_cli("-k ring -q");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   const std::vector<std::string> lines = lines_of(run.out);
-  ASSERT_EQ(lines.size(), 2u) << run.out;
+  ASSERT_EQ(lines.size(), 3u) << run.out;
   EXPECT_EQ(lines[0].rfind("device time: ", 0), 0u);
-  EXPECT_EQ(lines[1], "OK");
+  EXPECT_EQ(lines[1].rfind("algbw: ", 0), 0u);
+  EXPECT_NE(lines[1].find(", busbw: "), std::string::npos);
+  EXPECT_EQ(lines[2], "OK");
 }
 
 // The round table of a kernel with long phase names: every row as long as the header, so the

@@ -1,0 +1,599 @@
+#include "sim/critical_path.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <set>
+#include <utility>
+
+namespace ars {
+
+namespace {
+
+using Kind = PathStep::Kind;
+
+constexpr Kind kParts[] = {Kind::LaunchOffset, Kind::Setup, Kind::Transfer, Kind::Reduce,
+                           Kind::Notify,       Kind::Wait,  Kind::PeerWait, Kind::Unattributed};
+
+// Fixed-point ns with picosecond digits: no rounding, no scientific notation.
+std::string ns_text(std::uint64_t ps) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%llu.%03llu", static_cast<unsigned long long>(ps / 1000),
+                static_cast<unsigned long long>(ps % 1000));
+  return text;
+}
+
+std::string percent_text(std::uint64_t part, std::uint64_t whole) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.2f",
+                whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return text;
+}
+
+std::string phase_of(const RunResult& result, int rank, int round) {
+  const auto& rounds = result.ranks[static_cast<std::size_t>(rank)].rounds;
+  return round >= 0 && round < static_cast<int>(rounds.size())
+             ? rounds[static_cast<std::size_t>(round)].phase
+             : "launch";
+}
+
+// The limit after the tie rule (see describe_limit).
+TransferLimit effective_limit(const TransferRecord& t) {
+  const std::uint64_t streaming =
+      t.left_ps - t.start_ps - std::min(t.setup_ps, t.left_ps - t.start_ps);
+  return t.held_ps * 100 < streaming ? TransferLimit{} : t.limit;
+}
+
+std::string queue_key(const TransferRecord& t) {
+  const char* rate = t.op == TransferRecord::Op::Load    ? "dma.mte2_bytes_per_cycle"
+                     : t.op == TransferRecord::Op::Store ? "dma.mte3_bytes_per_cycle"
+                                                         : "dma.remote_bytes_per_cycle";
+  return t.misaligned ? std::string(rate) + " x dma.misaligned_rate_factor" : std::string(rate);
+}
+
+std::string resource_text(const RunResult& result, const TransferLimit& limit) {
+  const ResourceInfo& r = result.resources.at(static_cast<std::size_t>(limit.resource));
+  return (limit.kind == TransferLimit::Kind::QueuedBehindFlow ? "queued behind another flow on "
+                                                              : "") +
+         r.place + " (" + r.key + ")";
+}
+
+// The same limit seen from any rank: the key and the kind of resource, not its place.
+std::string limit_class(const RunResult& result, const TransferRecord& t) {
+  const std::string key = limit_key(result, t);
+  switch (effective_limit(t).kind) {
+    case TransferLimit::Kind::QueueRate:
+      return key + " (DMA queue rate)";
+    case TransferLimit::Kind::ResourceRate:
+      return key + " (" + (key.rfind("link", 0) == 0 ? "link" : "resource") + " rate)";
+    case TransferLimit::Kind::QueuedBehindFlow:
+      return "queued behind another flow (" + key + ")";
+  }
+  return key;
+}
+
+struct PathSummary {
+  std::uint64_t parts[std::size(kParts)] = {};
+  struct Share {
+    std::uint64_t ps = 0;
+    int count = 0;
+    std::set<std::string> places;
+  };
+  std::map<std::pair<int, int>, Share> peers;  // (peer, its round)
+  std::map<std::string, Share> limits;         // transfer time by what bound it
+  std::map<std::string, Share> remote_limits;  // remote transfers by limit key
+  std::map<std::string, Share> keys;           // transfer time by the key of its limit
+  int transfers = 0;
+  int remote_transfers = 0;
+};
+
+std::size_t part_index(Kind kind) {
+  return static_cast<std::size_t>(std::find(std::begin(kParts), std::end(kParts), kind) -
+                                  std::begin(kParts));
+}
+
+// A stretch of a transfer on the path, as the summary names it.
+// " (dev0.link_to_1)", " (dev0.link_to_1, dev2.link_to_1 and 5 more)", or nothing.
+std::string places_text(const std::set<std::string>& places) {
+  if (places.empty()) return "";
+  std::string text = " (";
+  std::size_t shown = 0;
+  for (const std::string& place : places) {
+    if (shown == 2) return text + " and " + std::to_string(places.size() - 2) + " more)";
+    text += (shown++ == 0 ? "" : ", ") + place;
+  }
+  return text + ")";
+}
+
+std::string stretch_text(const RunResult& result, PathStep::Part part, const TransferRecord& t) {
+  switch (part) {
+    case PathStep::Part::Latency:
+      return "path latency (links, switches, GM access)";
+    case PathStep::Part::Held: {
+      // By key, not place: the places are listed apart (see PathSummary::Share::places).
+      const std::string& key = result.resources.at(static_cast<std::size_t>(t.limit.resource)).key;
+      return (t.limit.kind == TransferLimit::Kind::QueuedBehindFlow
+                  ? "queued behind another flow at " + key
+                  : "held by " + key) +
+             " beyond the queue's rate";
+    }
+    case PathStep::Part::Streaming:
+      return "streaming at " + queue_key(t) + " on the DMA queue";
+    case PathStep::Part::Setup:
+      return "DMA set-up (dma.setup_cycles)";
+    case PathStep::Part::QueueWait:
+      return "waiting for the DMA queue (the rank's earlier transfers)";
+  }
+  return "";
+}
+
+PathSummary summarise(const RunResult& result, const CriticalPath& path) {
+  PathSummary summary;
+  int last_rank = -1;
+  int last_ref = -1;
+  for (const PathStep& step : path.steps) {
+    const std::uint64_t span = step.end_ps - step.start_ps;
+    summary.parts[part_index(step.kind)] += span;
+    if (step.kind == Kind::PeerWait) {
+      auto& share = summary.peers[{step.peer, step.peer_round}];
+      share.ps += span;
+      ++share.count;
+    }
+    if (step.kind == Kind::Transfer) {
+      const TransferRecord& t = result.ranks[static_cast<std::size_t>(step.rank)]
+                                    .transfer_records[static_cast<std::size_t>(step.ref)];
+      const std::string key =
+          step.part == PathStep::Part::Streaming ? queue_key(t)
+          : step.part == PathStep::Part::Held
+              ? result.resources.at(static_cast<std::size_t>(t.limit.resource)).key
+              : "";
+      auto& share = summary.limits[stretch_text(result, step.part, t)];
+      share.ps += span;
+      ++share.count;
+      if (step.part == PathStep::Part::Held)
+        share.places.insert(result.resources.at(static_cast<std::size_t>(t.limit.resource)).place);
+      if (!key.empty()) summary.keys[key].ps += span;
+      if (step.rank == last_rank && step.ref == last_ref) continue;
+      last_rank = step.rank;
+      last_ref = step.ref;
+      ++summary.transfers;
+      if (t.op == TransferRecord::Op::RemoteLoad || t.op == TransferRecord::Op::RemoteStore) {
+        ++summary.remote_transfers;
+        ++summary.remote_limits[describe_limit(result, t)].count;
+      }
+    }
+  }
+  return summary;
+}
+
+// The part of the path a key's value sets, for keys that are no transfer rate.
+struct KeyPart {
+  const char* prefix;
+  Kind kind;
+};
+constexpr KeyPart kKeyParts[] = {
+    {"launch.offset_cycles", Kind::LaunchOffset},
+    {"launch.setup_cycles", Kind::Setup},
+    {"vector.", Kind::Reduce},
+    {"sync.notify_", Kind::Notify},
+    {"sync.pipe_barrier_cycles", Kind::Notify},
+    {"sync.cache_flush_cycles", Kind::Notify},
+    {"sync.poll_period_cycles", Kind::Wait},
+    {"sync.cache_invalidate_cycles", Kind::Wait},
+};
+constexpr const char* kRateKeys[] = {
+    "link.bandwidth_GBps",      "nic.bandwidth_GBps",       "cluster.oversubscription",
+    "superpod.bandwidth_GBps",  "gm.bandwidth_GBps",        "dma.remote_bytes_per_cycle",
+    "dma.mte2_bytes_per_cycle", "dma.mte3_bytes_per_cycle", "dma.misaligned_rate_factor"};
+
+std::string part_name(Kind kind) {
+  return to_string(kind);
+}
+
+std::vector<std::string> key_notes(const RunResult& result, const PathSummary& summary) {
+  std::vector<std::string> notes;
+  for (const std::string& key : result.request.overridden_keys) {
+    const bool rate =
+        std::find(std::begin(kRateKeys), std::end(kRateKeys), key) != std::end(kRateKeys);
+    if (rate) {
+      std::uint64_t bound_ps = 0;  // streaming at this rate, or held by a resource of it
+      for (const auto& [limit_of, share] : summary.keys) {
+        if (limit_of.find(key) != std::string::npos) bound_ps += share.ps;
+      }
+      const std::string share_text =
+          ns_text(bound_ps) + " ns, " + percent_text(bound_ps, result.device_time_ps) + " %";
+      if (bound_ps * 100 >= result.device_time_ps) {
+        notes.push_back(key + " is limiting: the critical path streams at or is held by it for " +
+                        share_text + " of the device time");
+        continue;
+      }
+      std::string why;
+      if (summary.remote_transfers > 0 && summary.remote_limits.size() == 1) {
+        why = "every remote transfer on the critical path is bound by " +
+              summary.remote_limits.begin()->first;
+      } else if (summary.transfers == 0) {
+        why = "no transfer is on the critical path";
+      } else {
+        why = "the transfers on the critical path are bound by";
+        const char* separator = " ";
+        for (const auto& [limit_of, share] : summary.limits) {
+          why += separator + limit_of + " (" + std::to_string(share.count) + ")";
+          separator = ", ";
+        }
+      }
+      notes.push_back(key + " is not limiting: " + why + " (it bounds " + share_text +
+                      " of the critical path)");
+      continue;
+    }
+    for (const KeyPart& part : kKeyParts) {
+      if (key.rfind(part.prefix, 0) != 0) continue;
+      const std::uint64_t ps = summary.parts[part_index(part.kind)];
+      notes.push_back(ps == 0 ? key + " is not on the critical path: it spends no time in " +
+                                    part_name(part.kind)
+                              : key + " is on the critical path: " + part_name(part.kind) + " " +
+                                    ns_text(ps) + " ns");
+      break;
+    }
+  }
+  return notes;
+}
+
+// Transfers of all ranks, per round: how many, and what bound them.
+struct RoundLimits {
+  int round;
+  std::string phase;
+  int transfers = 0;
+  std::map<std::string, int> limits;
+};
+
+std::vector<RoundLimits> round_limits(const RunResult& result) {
+  std::map<int, RoundLimits> rounds;
+  for (std::size_t r = 0; r < result.ranks.size(); ++r) {
+    for (const TransferRecord& t : result.ranks[r].transfer_records) {
+      auto [entry, fresh] = rounds.try_emplace(t.round, RoundLimits{t.round, "", 0, {}});
+      if (fresh) entry->second.phase = phase_of(result, static_cast<int>(r), t.round);
+      ++entry->second.transfers;
+      ++entry->second.limits[limit_class(result, t)];
+    }
+  }
+  std::vector<RoundLimits> out;
+  for (auto& [round, entry] : rounds) out.push_back(std::move(entry));
+  return out;
+}
+
+std::string limits_text(const std::map<std::string, int>& limits) {
+  std::string text;
+  for (const auto& [limit_of, count] : limits) {
+    text += (text.empty() ? "" : ", ") + limit_of + " x" + std::to_string(count);
+  }
+  return text;
+}
+
+std::string step_detail(const RunResult& result, const PathStep& step) {
+  const RankStats& s = result.ranks[static_cast<std::size_t>(step.rank)];
+  switch (step.kind) {
+    case Kind::Transfer: {
+      const TransferRecord& t = s.transfer_records[static_cast<std::size_t>(step.ref)];
+      return transfer_name(t) + ", " + std::to_string(t.bytes) + " B, bound by " +
+             describe_limit(result, t);
+    }
+    case Kind::PeerWait:
+      return "rank " + std::to_string(step.peer) + "'s notify (its round " +
+             std::to_string(step.peer_round) + ", " + phase_of(result, step.peer, step.peer_round) +
+             ") in flight until rank " + std::to_string(step.rank) + " saw it";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+const char* to_string(PathStep::Kind kind) {
+  switch (kind) {
+    case Kind::LaunchOffset:
+      return "launch offset";
+    case Kind::Setup:
+      return "set-up";
+    case Kind::Transfer:
+      return "transfer";
+    case Kind::Reduce:
+      return "reduce";
+    case Kind::Notify:
+      return "notify";
+    case Kind::Wait:
+      return "wait";
+    case Kind::PeerWait:
+      return "waiting for a peer";
+    case Kind::Unattributed:
+      return "unattributed";
+  }
+  return "";
+}
+
+const char* to_string(PathStep::Part part) {
+  switch (part) {
+    case PathStep::Part::QueueWait:
+      return "waiting for the DMA queue";
+    case PathStep::Part::Setup:
+      return "DMA set-up";
+    case PathStep::Part::Streaming:
+      return "streaming";
+    case PathStep::Part::Held:
+      return "held";
+    case PathStep::Part::Latency:
+      return "path latency";
+  }
+  return "";
+}
+
+std::string transfer_name(const TransferRecord& t) {
+  switch (t.op) {
+    case TransferRecord::Op::Load:
+      return "load";
+    case TransferRecord::Op::Store:
+      return "store";
+    case TransferRecord::Op::RemoteLoad:
+      return "pull from rank " + std::to_string(t.peer);
+    case TransferRecord::Op::RemoteStore:
+      return "push to rank " + std::to_string(t.peer);
+  }
+  return "transfer";
+}
+
+std::string limit_key(const RunResult& result, const TransferRecord& t) {
+  const TransferLimit limit = effective_limit(t);
+  if (limit.kind != TransferLimit::Kind::QueueRate)
+    return result.resources.at(static_cast<std::size_t>(limit.resource)).key;
+  return queue_key(t);
+}
+
+std::string describe_limit(const RunResult& result, const TransferRecord& t) {
+  const TransferLimit limit = effective_limit(t);
+  if (limit.kind == TransferLimit::Kind::QueueRate) return queue_key(t) + " on the DMA queue";
+  return resource_text(result, limit);
+}
+
+CriticalPath critical_path(const RunResult& result) {
+  CriticalPath path;
+  const auto& ranks = result.ranks;
+  if (!result.completed || ranks.empty()) return path;
+  std::uint64_t first_start = UINT64_MAX;
+  int rank = 0;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    first_start = std::min(first_start, ranks[r].start_ps);
+    if (ranks[r].finish_ps > ranks[static_cast<std::size_t>(rank)].finish_ps)
+      rank = static_cast<int>(r);
+  }
+  path.end_rank = rank;
+  path.device_time_ps = ranks[static_cast<std::size_t>(rank)].finish_ps - first_start;
+
+  // Walk back from the last finish. On a rank, the span before the current time; a wait that
+  // a peer's notify released hands the path to that peer at the moment the notify left it.
+  // Each rank's cursor only moves back, so every span is visited at most once.
+  std::vector<std::size_t> cursor;
+  for (const RankStats& s : ranks) cursor.push_back(s.spans.size());
+  std::vector<PathStep> back;
+  auto add = [&](Kind kind, int round, std::uint64_t start, std::uint64_t end, int ref = -1) {
+    if (end > start) back.push_back({kind, rank, round, start, end, ref});
+  };
+  std::uint64_t t = ranks[static_cast<std::size_t>(rank)].finish_ps;
+  for (;;) {
+    const RankStats& s = ranks[static_cast<std::size_t>(rank)];
+    std::size_t& i = cursor[static_cast<std::size_t>(rank)];
+    while (i > 0 && s.spans[i - 1].start_ps >= t) --i;
+    if (i == 0) {
+      add(Kind::Unattributed, -1, s.start_ps, t);
+      add(Kind::LaunchOffset, -1, first_start, s.start_ps);
+      break;
+    }
+    const CoreSpan& span = s.spans[--i];
+    const std::uint64_t end = std::min(span.end_ps, t);
+    add(Kind::Unattributed, span.round, end, t);
+    t = span.start_ps;
+    switch (span.kind) {
+      case CoreSpan::Kind::Setup:
+        add(Kind::Setup, span.round, span.start_ps, end);
+        break;
+      case CoreSpan::Kind::Transfer: {
+        // The transfer's life, latest stretch first: latency, held, streaming, set-up, queue.
+        const TransferRecord& x = s.transfer_records[span.ref];
+        const std::uint64_t landed_from = x.finish_ps - x.latency_ps;
+        const std::uint64_t held_from = landed_from - x.held_ps;
+        const std::uint64_t streaming_from = x.start_ps + x.setup_ps;
+        const std::pair<PathStep::Part, std::uint64_t> stretches[] = {
+            {PathStep::Part::Latency, landed_from},
+            {PathStep::Part::Held, held_from},
+            {PathStep::Part::Streaming, streaming_from},
+            {PathStep::Part::Setup, x.start_ps},
+            {PathStep::Part::QueueWait, x.submit_ps}};
+        std::uint64_t upto = end;
+        for (const auto& [part, from] : stretches) {
+          const std::uint64_t begin = std::max(from, span.start_ps);
+          if (upto > begin) {
+            back.push_back({Kind::Transfer, rank, span.round, begin, upto,
+                            static_cast<int>(span.ref), -1, -1, part});
+            upto = begin;
+          }
+        }
+        add(Kind::Unattributed, span.round, span.start_ps, upto);
+        break;
+      }
+      case CoreSpan::Kind::Reduce:
+        add(Kind::Reduce, span.round, span.start_ps, end);
+        break;
+      case CoreSpan::Kind::Notify:
+        add(Kind::Notify, span.round, span.start_ps, end, static_cast<int>(span.ref));
+        break;
+      case CoreSpan::Kind::Wait: {
+        const WaitRecord& w = s.wait_records[span.ref];
+        if (!w.blocked || w.released_by_rank < 0) {
+          add(Kind::Wait, span.round, span.start_ps, end, static_cast<int>(span.ref));
+          break;
+        }
+        const NotifyRecord& n = ranks[static_cast<std::size_t>(w.released_by_rank)]
+                                    .notify_records[w.released_by_notify];
+        add(Kind::Wait, span.round, std::min(w.seen_ps, end), end, static_cast<int>(span.ref));
+        if (std::min(w.seen_ps, end) > n.issued_ps) {
+          back.push_back({Kind::PeerWait, rank, span.round, n.issued_ps, std::min(w.seen_ps, end),
+                          static_cast<int>(span.ref), w.released_by_rank, n.round});
+        }
+        rank = w.released_by_rank;
+        t = n.issued_ps;
+        break;
+      }
+    }
+  }
+  path.steps.assign(back.rbegin(), back.rend());
+  return path;
+}
+
+void print_explanation(std::ostream& out, const RunResult& result) {
+  const CriticalPath path = critical_path(result);
+  if (path.steps.empty()) return;
+  const PathSummary summary = summarise(result, path);
+  const std::uint64_t total = path.device_time_ps;
+  char line[256];
+  out << "\ncritical path: " << ns_text(total) << " ns, ends on rank " << path.end_rank
+      << " (--explain prints it step by step)\n";
+  for (const Kind kind : kParts) {
+    const std::uint64_t ps = summary.parts[part_index(kind)];
+    if (kind == Kind::Unattributed && ps == 0) continue;
+    std::snprintf(line, sizeof line, "  %-20s %16s ns %7s %%\n", to_string(kind),
+                  ns_text(ps).c_str(), percent_text(ps, total).c_str());
+    out << line;
+    if (kind == Kind::Transfer) {
+      for (const auto& [stretch, share] : summary.limits) {
+        std::snprintf(line, sizeof line, "    %16s ns  %s, %d step%s", ns_text(share.ps).c_str(),
+                      stretch.c_str(), share.count, share.count == 1 ? "" : "s");
+        out << line << places_text(share.places) << "\n";
+      }
+    }
+    if (kind == Kind::PeerWait) {
+      for (const auto& [peer, share] : summary.peers) {
+        std::snprintf(line, sizeof line, "    %16s ns  for rank %d (its round %d, %s)\n",
+                      ns_text(share.ps).c_str(), peer.first, peer.second,
+                      phase_of(result, peer.first, peer.second).c_str());
+        out << line;
+      }
+    }
+  }
+  const std::vector<RoundLimits> rounds = round_limits(result);
+  if (!rounds.empty()) {
+    out << "\nwhat bounds the transfers, per round (all ranks):\n"
+        << "round  phase         transfers  bound by\n";
+    for (const RoundLimits& r : rounds) {
+      std::snprintf(line, sizeof line, "%5d  %-12s %10d  ", r.round, r.phase.c_str(), r.transfers);
+      out << line << limits_text(r.limits) << "\n";
+    }
+  }
+  const std::vector<std::string> notes = key_notes(result, summary);
+  if (!notes.empty()) {
+    out << "\noverridden keys:\n";
+    for (const std::string& note : notes) out << "  " << note << "\n";
+  }
+  out << "\n";
+}
+
+void print_critical_path_steps(std::ostream& out, const RunResult& result) {
+  const CriticalPath path = critical_path(result);
+  if (path.steps.empty()) return;
+  out << "\ncritical path, step by step (ns from the first rank's start; consecutive steps of "
+         "one rank and round grouped):\n";
+  const std::uint64_t origin = path.steps.front().start_ps;
+  std::size_t i = 0;
+  while (i < path.steps.size()) {
+    const PathStep& first = path.steps[i];
+    std::size_t j = i;
+    std::uint64_t parts[std::size(kParts)] = {};
+    std::vector<std::string> details;
+    while (j < path.steps.size() && path.steps[j].rank == first.rank &&
+           path.steps[j].round == first.round && path.steps[j].kind != Kind::PeerWait &&
+           (j == i || path.steps[j].kind != Kind::LaunchOffset)) {
+      parts[part_index(path.steps[j].kind)] += path.steps[j].end_ps - path.steps[j].start_ps;
+      if (path.steps[j].kind == Kind::Transfer) {
+        const std::string detail = step_detail(result, path.steps[j]);
+        if (std::find(details.begin(), details.end(), detail) == details.end())
+          details.push_back(detail);
+      }
+      ++j;
+    }
+    if (j == i) {  // a hand-off between ranks
+      out << "  " << ns_text(first.start_ps - origin) << " - " << ns_text(first.end_ps - origin)
+          << "  waiting for a peer: " << step_detail(result, first) << " (round " << first.round
+          << ", " << phase_of(result, first.rank, first.round) << ")\n";
+      ++i;
+      continue;
+    }
+    out << "  " << ns_text(first.start_ps - origin) << " - "
+        << ns_text(path.steps[j - 1].end_ps - origin) << "  rank " << first.rank << " round "
+        << first.round << " (" << phase_of(result, first.rank, first.round) << "):";
+    for (const Kind kind : kParts) {
+      const std::uint64_t ps = parts[part_index(kind)];
+      if (ps > 0) out << " " << to_string(kind) << " " << ns_text(ps);
+    }
+    out << "\n";
+    for (const std::string& detail : details) out << "      " << detail << "\n";
+    i = j;
+  }
+  out << "\n";
+}
+
+void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {
+  using nlohmann::ordered_json;
+  const CriticalPath path = critical_path(result);
+  if (path.steps.empty()) return;
+  const PathSummary summary = summarise(result, path);
+  ordered_json& cp = json["critical_path"];
+  cp["device_time_ps"] = path.device_time_ps;
+  cp["end_rank"] = path.end_rank;
+  cp["parts"] = ordered_json::array();
+  for (const Kind kind : kParts) {
+    const std::uint64_t ps = summary.parts[part_index(kind)];
+    cp["parts"].push_back({{"part", to_string(kind)},
+                           {"ps", ps},
+                           {"percent", std::stod(percent_text(ps, path.device_time_ps))}});
+  }
+  cp["transfer"] = ordered_json::array();
+  for (const auto& [limit_of, share] : summary.limits)
+    cp["transfer"].push_back({{"stretch", limit_of},
+                              {"ps", share.ps},
+                              {"steps", share.count},
+                              {"places", share.places}});
+  cp["waiting_for"] = ordered_json::array();
+  for (const auto& [peer, share] : summary.peers) {
+    cp["waiting_for"].push_back({{"peer", peer.first},
+                                 {"round", peer.second},
+                                 {"phase", phase_of(result, peer.first, peer.second)},
+                                 {"ps", share.ps}});
+  }
+  cp["steps"] = ordered_json::array();
+  for (const PathStep& step : path.steps) {
+    ordered_json s = {{"kind", to_string(step.kind)},
+                      {"rank", step.rank},
+                      {"round", step.round},
+                      {"start_ps", step.start_ps},
+                      {"end_ps", step.end_ps}};
+    if (step.kind == Kind::PeerWait) {
+      s["peer"] = step.peer;
+      s["peer_round"] = step.peer_round;
+    }
+    if (step.kind == Kind::Transfer) {
+      const TransferRecord& t = result.ranks[static_cast<std::size_t>(step.rank)]
+                                    .transfer_records[static_cast<std::size_t>(step.ref)];
+      s["part"] = to_string(step.part);
+      s["limit"] = describe_limit(result, t);
+    }
+    cp["steps"].push_back(s);
+  }
+  json["transfer_limits"] = ordered_json::array();
+  for (const RoundLimits& r : round_limits(result)) {
+    ordered_json limits = ordered_json::object();
+    for (const auto& [limit_of, count] : r.limits) limits[limit_of] = count;
+    json["transfer_limits"].push_back(
+        {{"round", r.round}, {"phase", r.phase}, {"transfers", r.transfers}, {"bound_by", limits}});
+  }
+  json["key_notes"] = key_notes(result, summary);
+}
+
+}  // namespace ars

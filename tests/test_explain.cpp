@@ -1,0 +1,447 @@
+// Explaining a run: the critical path through the ranks and its parts, what bounds each
+// transfer, the notes on overridden keys, and the Perfetto timeline (--trace).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/registry.h"
+#include "sim/critical_path.h"
+#include "sim/run.h"
+#include "tests/run_process.h"
+
+namespace ars {
+namespace {
+
+using test::ProcessResult;
+using test::ScratchDir;
+
+// 1 GHz, so that a cycle is a nanosecond; every cost below is set explicitly.
+PlatformConfig one_ghz_platform() {
+  PlatformConfig config;
+  config.clock_GHz = 1;
+  config.link_latency_ns = 1500;
+  config.gm_read_latency_cycles = 100;
+  config.gm_write_latency_cycles = 300;
+  config.vector_startup_cycles = 6;
+  config.vector_bytes_per_cycle = 128;
+  return config;
+}
+
+RunRequest two_ranks(const KernelSpec& kernel, const PlatformConfig& platform) {
+  RunRequest request;
+  request.platform = platform;
+  request.devices = {0, 1};
+  request.kernel = kernel.name;
+  request.kernel_spec = &kernel;
+  request.problem.elements = 1024;
+  request.timing_only = true;
+  return request;
+}
+
+// The path's steps, each checked for kind, rank, round, part (transfers) and times.
+void expect_steps(const CriticalPath& path, const std::vector<PathStep>& expected) {
+  ASSERT_EQ(path.steps.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const PathStep& got = path.steps[i];
+    EXPECT_EQ(got.kind, expected[i].kind) << "step " << i;
+    EXPECT_EQ(got.rank, expected[i].rank) << "step " << i;
+    EXPECT_EQ(got.round, expected[i].round) << "step " << i;
+    if (got.kind == PathStep::Kind::Transfer) {
+      EXPECT_EQ(got.part, expected[i].part) << "step " << i;
+    }
+    EXPECT_EQ(got.start_ps, expected[i].start_ps) << "step " << i;
+    EXPECT_EQ(got.end_ps, expected[i].end_ps) << "step " << i;
+  }
+}
+
+// --- a rank that launches late ---
+
+Layout handshake_layout(const Problem& p) {
+  return {{}, {{"signal", p.ranks, 1}}};
+}
+
+// Each rank tells the other it is here, waits for the other, then reduces one tile.
+void handshake_body(Rank& r) {
+  const int peer = 1 - r.rank();
+  const Signal signal = r.signal("signal");
+  const Tile acc = r.alloc(1024, DType::FP32);
+  const Tile other = r.alloc(1024, DType::FP32);
+  r.begin_round("handshake");
+  r.notify(signal, peer, r.rank(), 0, 1, NotifyOp::Set);
+  r.wait(signal, peer, 0, 1, WaitCmp::Eq);
+  r.begin_round("reduce");
+  r.reduce(acc, other, 1024);
+}
+
+const KernelSpec kHandshake{"handshake", "notify, wait, reduce", false, handshake_layout,
+                            handshake_body};
+
+// In ns (1 GHz): set-up 100, notify 10 + 20 + 30 = 60, invalidate 5, poll period 1000, a
+// notify flies 1500 (link) + 300 (GM write) = 1800, a reduce of 4 KiB costs 6 + 4096/128 = 38.
+//   rank 0: starts at 0, set-up to 100, notify to 160 (lands on rank 1 at 1960), waits from 160.
+//   rank 1: starts at 10000 (launch.offset_cycles x 1), set-up to 10100, notify to 10160 (lands
+//           on rank 0 at 11960); its cell is set already, so look 0 answers at 11160, + 5, then
+//           the reduce: finish 11203.
+//   rank 0: the look that sees 11960's write is k = ceil((11960 - 160) / 1000) = 12, at 12160;
+//           it answers at 13160, + 5 = 13165, reduce to 13203 = the device time.
+// Path: launch offset 10000 + set-up 100 + notify 60 (rank 1) + waiting for rank 1 from its
+// notify's issue to the look that saw it, 12160 - 10160 = 2000 + wait 13165 - 12160 = 1005 +
+// reduce 38 (rank 0) = 13203.
+TEST(CriticalPath, LateRankOnePathGoesThroughItsNotify) {
+  PlatformConfig platform = one_ghz_platform();
+  platform.launch_offset_cycles = 10000;
+  platform.launch_setup_cycles = 100;
+  platform.pipe_barrier_cycles = 10;
+  platform.cache_flush_cycles = 20;
+  platform.notify_cycles = 30;
+  platform.cache_invalidate_cycles = 5;
+  platform.poll_period_cycles = 1000;
+  const RunResult result = run_allreduce(two_ranks(kHandshake, platform));
+  ASSERT_TRUE(result.completed);
+  EXPECT_EQ(result.device_time_ps, 13203000u);
+
+  const CriticalPath path = critical_path(result);
+  EXPECT_EQ(path.end_rank, 0);
+  using K = PathStep::Kind;
+  expect_steps(path, {{K::LaunchOffset, 1, -1, 0, 10000000},
+                      {K::Setup, 1, -1, 10000000, 10100000},
+                      {K::Notify, 1, 0, 10100000, 10160000},
+                      {K::PeerWait, 0, 0, 10160000, 12160000},
+                      {K::Wait, 0, 0, 12160000, 13165000},
+                      {K::Reduce, 0, 1, 13165000, 13203000}});
+  EXPECT_EQ(path.steps[3].peer, 1);
+  EXPECT_EQ(path.steps[3].peer_round, 0);  // rank 1's "handshake"
+}
+
+// --- contention on one link ---
+
+Layout window_layout(const Problem& p) {
+  return {{{"data", p.elements}}, {{"signal", p.ranks, 1}}};
+}
+
+// Rank 1 pulls both halves of rank 0's window at once (two DMA queues, one link), then tells
+// rank 0, which waits for it.
+void contended_body(Rank& r) {
+  const Signal signal = r.signal("signal");
+  r.begin_round("pull");
+  if (r.rank() == 1) {
+    const Tensor data = r.window("data");
+    const Tile first = r.alloc(512, DType::FP32);
+    const Tile second = r.alloc(512, DType::FP32);
+    const Transfer a = r.remote_load_async(first, data, 0, 0, 512);
+    const Transfer b = r.remote_load_async(second, data, 0, 512, 512);
+    r.sync(a);
+    r.sync(b);
+    r.notify(signal, 0, 1, 0, 1, NotifyOp::Set);
+  } else {
+    r.wait(signal, 1, 0, 1, WaitCmp::Eq);
+  }
+}
+
+const KernelSpec kContended{"contended", "two pulls on one link", false, window_layout,
+                            contended_body};
+
+// In ns: each pull is 512 FP32 = 2 KiB, four 512 B bursts. The queues stream 16 B/ns (a burst
+// every 32 ns), the link 8 B/ns (64 ns a burst). Both pulls start at 0 and their bursts
+// alternate on dev0.link_to_1, queue 0's pull A first: A's burst k holds the link over
+// [128k, 128k + 64], B's over [128k + 64, 128k + 128], so A's last leaves it at 448, B's at 512.
+// Each lands a path latency later: the request's flight 1500, the data's 1500, the GM read
+// 100: 3100. A is done at 3548, B at 3612. A streams at its queue's rate until 4 x 32 = 128;
+// the link then holds it until 448 (320) because B's bursts share it: "queued behind another
+// flow". Rank 1 syncs A (0 to 3548: streaming 128, held 320, latency 3100) and B (3548 to
+// 3612: the last 64 ns of its latency), then notifies (free) at 3612; the notify lands at
+// 3612 + 1500 + 300 = 5412, when rank 0 (poll period 0) sees it: waiting for rank 1 1800.
+TEST(CriticalPath, ContendedLinkHoldsThePathAndIsNamed) {
+  PlatformConfig platform = one_ghz_platform();
+  platform.dma_queues = 2;
+  platform.dma_remote_bytes_per_cycle = 16;
+  platform.link_bandwidth_GBps = 8;
+  platform.poll_period_cycles = 0;
+  const RunResult result = run_allreduce(two_ranks(kContended, platform));
+  ASSERT_TRUE(result.completed);
+  EXPECT_EQ(result.device_time_ps, 5412000u);
+
+  const CriticalPath path = critical_path(result);
+  using K = PathStep::Kind;
+  using Part = PathStep::Part;
+  const auto transfer = [](Part part, std::uint64_t start, std::uint64_t end) {
+    return PathStep{K::Transfer, 1, 0, start, end, -1, -1, -1, part};
+  };
+  expect_steps(path, {transfer(Part::Streaming, 0, 128000),
+                      transfer(Part::Held, 128000, 448000),
+                      transfer(Part::Latency, 448000, 3548000),
+                      transfer(Part::Latency, 3548000, 3612000),
+                      {K::PeerWait, 0, 0, 3612000, 5412000}});
+  const auto& pulls = result.ranks[1].transfer_records;
+  ASSERT_EQ(pulls.size(), 2u);
+  for (const TransferRecord& pull : pulls) {
+    EXPECT_EQ(describe_limit(result, pull),
+              "queued behind another flow on dev0.link_to_1 (link.bandwidth_GBps)");
+  }
+  EXPECT_EQ(pulls[0].held_ps, 320000u);
+  EXPECT_EQ(pulls[1].held_ps, 384000u);
+}
+
+// --- every kernel, through the binary ---
+
+nlohmann::json run_json(const std::vector<std::string>& args, const ScratchDir& dir,
+                        std::string* out = nullptr) {
+  std::vector<std::string> all = args;
+  all.insert(all.end(), {"--json", dir / "run.json"});
+  const ProcessResult run = test::run_binary(all);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  if (out != nullptr) *out = run.out;
+  return nlohmann::json::parse(test::read_file(dir / "run.json"));
+}
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const KernelSpec& k : kernel_registry()) names.push_back(k.name);
+  return names;
+}
+
+class EveryKernel : public ::testing::TestWithParam<std::string> {};
+
+// On the calibrated profile (launch offsets, set-up, sync costs, acknowledged notifies) the
+// parts of the path add up to the device time to the picosecond, and the steps tile it.
+TEST_P(EveryKernel, PathPartsSumToTheDeviceTime) {
+  const std::string kernel = GetParam();
+  ScratchDir dir;
+  std::vector<std::string> args = {"-p",       "a2a3-910b2", "-d",     "0,1,2,3",
+                                   "--kernel", kernel,       "--size", "64KiB"};
+  if (kernel == "builtin_ring") args.insert(args.end(), {"--mode", "ring"});
+  const nlohmann::json j = run_json(args, dir);
+  const auto& cp = j.at("critical_path");
+  const std::uint64_t device_ps = cp.at("device_time_ps");
+  EXPECT_EQ(device_ps,
+            static_cast<std::uint64_t>(j.at("device_time_ns").get<double>() * 1000 + 0.5));
+  std::uint64_t sum = 0;
+  for (const auto& part : cp.at("parts")) sum += part.at("ps").get<std::uint64_t>();
+  EXPECT_EQ(sum, device_ps);
+  EXPECT_EQ(cp.at("parts").back().at("part"), "unattributed");
+  EXPECT_EQ(cp.at("parts").back().at("ps"), 0);
+  std::uint64_t at = cp.at("steps").front().at("start_ps");
+  for (const auto& step : cp.at("steps")) {
+    EXPECT_EQ(step.at("start_ps").get<std::uint64_t>(), at);
+    at = step.at("end_ps");
+  }
+  EXPECT_EQ(at - cp.at("steps").front().at("start_ps").get<std::uint64_t>(), device_ps);
+  const double p = 4;
+  EXPECT_DOUBLE_EQ(j.at("algbw_GBps").get<double>(),
+                   65536.0 * 1000.0 / static_cast<double>(device_ps));
+  EXPECT_DOUBLE_EQ(j.at("busbw_GBps").get<double>(),
+                   j.at("algbw_GBps").get<double>() * 2 * (p - 1) / p);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryKernel, ::testing::ValuesIn(kernel_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+// --- keys the user overrode ---
+
+const std::vector<std::string> kMesh8 = {"-p",       "a2a3", "-d",     "0,1,2,3,4,5,6,7",
+                                         "--kernel", "mesh", "--size", "256KiB"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::string& key,
+                              const std::string& value) {
+  args.insert(args.end(), {key, value});
+  return args;
+}
+
+TEST(KeyNotes, LinkBandwidthIsNotLimitingTheMesh) {
+  ScratchDir dir;
+  std::string base_out;
+  std::string out;
+  const nlohmann::json base = run_json(kMesh8, dir, &base_out);
+  const nlohmann::json doubled = run_json(with(kMesh8, "--link.bandwidth_GBps", "56"), dir, &out);
+  EXPECT_EQ(base_out.find("overridden keys"), std::string::npos);
+  EXPECT_NE(out.find("link.bandwidth_GBps is not limiting: every remote transfer on the critical "
+                     "path is bound by dma.remote_bytes_per_cycle on the DMA queue"),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(doubled.at("key_notes").size(), 1u);
+  // The link (28 GB/s) is a hair slower than the queue (15.56 B/cycle x 1.8 GHz = 28.008 GB/s):
+  // what doubling it saves is exactly the time the links held the path's pulls.
+  const double saved =
+      base.at("device_time_ns").get<double>() - doubled.at("device_time_ns").get<double>();
+  EXPECT_GT(saved, 0);
+  EXPECT_LT(saved / base.at("device_time_ns").get<double>(), 1e-4);
+}
+
+TEST(KeyNotes, QueueRateIsLimitingTheMesh) {
+  ScratchDir dir;
+  std::string out;
+  const nlohmann::json base = run_json(kMesh8, dir);
+  const nlohmann::json slower =
+      run_json(with(kMesh8, "--dma.remote_bytes_per_cycle", "4"), dir, &out);
+  EXPECT_GT(slower.at("device_time_ns").get<double>(), base.at("device_time_ns").get<double>());
+  EXPECT_NE(out.find("dma.remote_bytes_per_cycle is limiting: the critical path streams at or is "
+                     "held by it for "),
+            std::string::npos)
+      << out;
+  const auto& limits = slower.at("transfer_limits");
+  const auto exchange = std::find_if(limits.begin(), limits.end(),
+                                     [](const auto& r) { return r.at("phase") == "exchange"; });
+  ASSERT_NE(exchange, limits.end());
+  // 7 pulls per tile and rank, all bound by the queue; none by a link.
+  EXPECT_EQ(
+      exchange->at("bound_by").at("dma.remote_bytes_per_cycle (DMA queue rate)").get<int>() % 56,
+      0);
+  for (const auto& [limit, count] : exchange->at("bound_by").items()) {
+    EXPECT_EQ(limit.find("link"), std::string::npos) << limit << " x" << count;
+  }
+}
+
+// --- the timeline ---
+
+// Checks the trace's structure the way Perfetto reads it; returns the devices (pids) shown.
+std::set<int> check_trace(const nlohmann::json& trace, const std::uint64_t device_time_ps,
+                          bool flows = true) {
+  std::set<int> pids;
+  EXPECT_EQ(trace.at("otherData").at("device_time_ps"), device_time_ps);
+  // In integer ns: the trace's microseconds have three decimals.
+  const auto ns = [](const nlohmann::json& us) { return std::llround(us.get<double>() * 1000); };
+  std::map<std::tuple<int, int>, std::vector<std::pair<std::int64_t, std::int64_t>>> slices;
+  std::map<std::tuple<int, std::string>, double> counter_last;
+  std::map<int, int> flow_out;
+  std::map<int, int> flow_in;
+  std::map<std::tuple<int, int>, std::string> thread_names;
+  const std::set<std::string> core_names = {"set-up", "reduce", "wait for DMA", "notify", "wait"};
+  for (const auto& e : trace.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    const int pid = e.at("pid");
+    if (pid != 100000) pids.insert(pid);
+    if (ph == "M") {
+      if (e.at("name") == "thread_name") thread_names[{pid, e.at("tid")}] = e.at("args").at("name");
+      continue;
+    }
+    if (ph == "C") {
+      const std::tuple<int, std::string> key{pid, e.at("name")};
+      const double ts = e.at("ts");
+      if (counter_last.count(key)) {
+        EXPECT_GE(ts, counter_last[key]) << e;
+      }
+      counter_last[key] = ts;
+      EXPECT_EQ(e.at("args").size(), 1u) << e;
+      continue;
+    }
+    EXPECT_EQ(ph, "X") << e;
+    const int tid = e.at("tid");
+    const std::int64_t ts = ns(e.at("ts"));
+    const std::int64_t dur = ns(e.at("dur"));
+    EXPECT_GE(dur, 0) << e;
+    const std::string name = e.at("name");
+    const std::string cat = e.at("cat");
+    if (cat == "transfer") {
+      for (const char* arg : {"peer", "bytes", "bound_by", "round", "landed_us"})
+        EXPECT_TRUE(e.at("args").contains(arg)) << e;
+    }
+    if (name == "wait") {
+      for (const char* arg : {"cell", "expected", "seen"}) EXPECT_TRUE(e.at("args").contains(arg));
+    }
+    if (name == "notify") {
+      for (const char* arg : {"peer", "cell", "value"}) EXPECT_TRUE(e.at("args").contains(arg));
+    }
+    if (tid == 1 && pid != 100000 && cat != "round") {
+      EXPECT_TRUE(core_names.count(name)) << e;
+    }
+    if (e.contains("flow_out")) flow_out[e.at("bind_id")]++;
+    if (e.contains("flow_in")) flow_in[e.at("bind_id")]++;
+    slices[{pid, tid}].push_back({ts, ts + dur});
+  }
+  // Ordered per track, and nested: a slice that starts inside another ends inside it.
+  for (const auto& [track, list] : slices) {
+    EXPECT_TRUE(thread_names.count(track)) << "unnamed track " << std::get<0>(track);
+    std::vector<std::int64_t> open;  // ends of the enclosing slices
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const auto [start, end] = list[i];
+      if (i > 0) {
+        EXPECT_GE(start, list[i - 1].first);
+      }
+      while (!open.empty() && open.back() <= start) open.pop_back();
+      if (!open.empty()) {
+        EXPECT_LE(end, open.back()) << "slice at " << start << " ns overlaps";
+      }
+      open.push_back(end);
+    }
+  }
+  EXPECT_EQ(flow_out.empty(), !flows);
+  EXPECT_EQ(flow_out.size(), flow_in.size());
+  for (const auto& [id, count] : flow_out) {
+    EXPECT_EQ(count, 1) << id;
+    EXPECT_EQ(flow_in[id], 1) << id;
+  }
+  return pids;
+}
+
+TEST(Trace, ValidatesAndIsByteIdentical) {
+  ScratchDir dir;
+  const std::vector<std::string> args = {"-p",       "a2a3-910b2", "-d",     "0,1,2,3",
+                                         "--kernel", "builtin",    "--size", "64KiB"};
+  std::vector<std::string> first = args;
+  first.insert(first.end(), {"--trace", dir / "a.json"});
+  const nlohmann::json j = run_json(first, dir);
+  std::vector<std::string> second = args;
+  second.insert(second.end(), {"--trace", dir / "b.json"});
+  run_json(second, dir);
+  const std::string a = test::read_file(dir / "a.json");
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, test::read_file(dir / "b.json"));
+  EXPECT_EQ(a.find("e+"), std::string::npos) << "no scientific notation";
+  const std::set<int> pids =
+      check_trace(nlohmann::json::parse(a), j.at("critical_path").at("device_time_ps"));
+  EXPECT_EQ(pids, (std::set<int>{0, 1, 2, 3}));
+}
+
+TEST(Trace, DevicesLimitWhatIsShown) {
+  ScratchDir dir;
+  const nlohmann::json j = run_json({"-d", "0,1,2,3", "--kernel", "mesh", "--size", "16KiB",
+                                     "--trace", dir / "t.json", "--trace-devices", "1,2"},
+                                    dir);
+  const nlohmann::json trace = nlohmann::json::parse(test::read_file(dir / "t.json"));
+  EXPECT_EQ(check_trace(trace, j.at("critical_path").at("device_time_ps"), false),
+            (std::set<int>{1, 2}));
+}
+
+// Both sinks at once see every change: each file is what it is when written alone.
+TEST(Trace, WithVcdWritesTheSameBytesAsAlone) {
+  ScratchDir dir;
+  const std::vector<std::string> run = {"-d", "0-3", "--kernel", "ring", "--size", "16KiB"};
+  const auto with_outputs = [&](std::vector<std::string> outputs) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), outputs.begin(), outputs.end());
+    EXPECT_EQ(test::run_binary(args).exit_code, 0);
+  };
+  with_outputs({"--vcd", dir / "both.vcd", "--trace", dir / "both.json"});
+  with_outputs({"--vcd", dir / "alone.vcd"});
+  with_outputs({"--trace", dir / "alone.json"});
+  EXPECT_EQ(test::read_file(dir / "both.vcd"), test::read_file(dir / "alone.vcd"));
+  EXPECT_EQ(test::read_file(dir / "both.json"), test::read_file(dir / "alone.json"));
+  EXPECT_FALSE(test::read_file(dir / "alone.json").empty());
+}
+
+// Across servers a cluster's data crosses NICs and leaf switches: their links get a process.
+TEST(Trace, ClusterSwitchLinksHaveTheirProcess) {
+  ScratchDir dir;
+  const nlohmann::json j = run_json({"-p", "a2a3-cluster", "-d", "0,1,8,9", "--kernel", "ring",
+                                     "--size", "64KiB", "--trace", dir / "t.json"},
+                                    dir);
+  const std::string text = test::read_file(dir / "t.json");
+  EXPECT_EQ(check_trace(nlohmann::json::parse(text), j.at("critical_path").at("device_time_ps")),
+            (std::set<int>{0, 1, 8, 9, 100001}));
+  EXPECT_NE(text.find("\"name\":\"leaf0.down_to_dev8\""), std::string::npos);
+  EXPECT_NE(text.find("\"name\":\"nic_up bytes in flight\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ars
