@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -313,6 +314,18 @@ TEST(Cli, RoundTableStaysAlignedWithLongPhaseNames) {
   }
   EXPECT_EQ(rows, 4 * 5);  // stage-in, barrier A, reduce-scatter, barrier B, all-gather
   EXPECT_NE(run.out.find("reduce-scatter "), std::string::npos);
+  // The transfer-limits table too: every count ends under the end of "transfers".
+  std::size_t limits = 0;
+  while (limits < lines.size() && lines[limits].rfind("round  phase", 0) != 0) ++limits;
+  ASSERT_LT(limits, lines.size()) << run.out;
+  const std::size_t end = lines[limits].find("transfers") + std::string("transfers").size();
+  int limit_rows = 0;
+  for (std::size_t i = limits + 1; i < lines.size() && !lines[i].empty(); ++i, ++limit_rows) {
+    ASSERT_GT(lines[i].size(), end) << lines[i];
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(lines[i][end - 1]))) << lines[i];
+    EXPECT_EQ(lines[i][end], ' ') << lines[i];
+  }
+  EXPECT_EQ(limit_rows, 3);  // the rounds that move data: stage-in, reduce-scatter, all-gather
 }
 
 std::size_t round_rows_of_rank(const std::string& out, int rank) {
