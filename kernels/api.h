@@ -38,6 +38,7 @@ struct Problem {
   std::string mode = "mesh";  // the builtin's algorithm choice
   int repeat = 1;             // allreduce calls in one kernel on the same signal
   std::optional<std::pair<int, int>> signal_shape;  // user override of [rows, cols]
+  int core_num = 1;  // SPMD blocks per rank, each on its own vector core (the HOST path)
   // Server of each rank's device (every rank in server 0 on a single-server topology):
   // hierarchical algorithms reduce inside a server first.
   std::vector<int> rank_server;
@@ -99,6 +100,10 @@ class Rank {
 
   virtual int rank() const = 0;
   virtual int ranks() const = 0;
+  // This SPMD block of the rank (0 .. blocks()-1); every block runs the same kernel body on its
+  // own vector core, unified buffer and DMA queues. Kernels that take no core_num see one.
+  virtual int block() const = 0;
+  virtual int blocks() const = 0;
   virtual const Problem& problem() const = 0;
 
   virtual Tensor input() const = 0;   // x: this rank's contribution

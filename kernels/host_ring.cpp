@@ -22,14 +22,7 @@ int signal_rows(int ranks) {
 
 Layout layout(const Problem& p) {
   refuse_call_options(p, "host_ring", true);
-  if (p.op != ReduceOp::Sum) {
-    throw InputError(std::string("host_ring: op ") + to_string(p.op) +
-                     " is not supported (the host ring reduces with Sum only)");
-  }
-  if (p.dtype != DType::FP32) {
-    throw InputError(std::string("host_ring: dtype ") + to_string(p.dtype) +
-                     " is not supported (the host ring takes FP32 only)");
-  }
+  refuse_outside_host_path(p, "host_ring");
   if (p.ranks > kMaxRanks) {
     throw InputError("host_ring: P = " + std::to_string(p.ranks) + " ranks exceeds the limit of " +
                      std::to_string(kMaxRanks));

@@ -1,5 +1,7 @@
 #include "kernels/registry.h"
 
+#include <algorithm>
+
 namespace ars {
 
 namespace kernels {
@@ -11,12 +13,13 @@ extern const KernelSpec kRing;
 extern const KernelSpec kHostRing;
 extern const KernelSpec kBuiltinMesh;
 extern const KernelSpec kBuiltinRing;
+extern const KernelSpec kHostMesh;
 }  // namespace kernels
 
 const std::vector<KernelSpec>& kernel_registry() {
   static const std::vector<KernelSpec> registry = {
       kernels::kBarrier,  kernels::kMesh,        kernels::kTwoPhase,    kernels::kRing,
-      kernels::kHostRing, kernels::kBuiltinMesh, kernels::kBuiltinRing,
+      kernels::kHostRing, kernels::kBuiltinMesh, kernels::kBuiltinRing, kernels::kHostMesh,
   };
   return registry;
 }
@@ -55,6 +58,32 @@ const char* builtin_mode(const std::string& kernel) {
   if (kernel == "builtin_mesh") return "mesh";
   if (kernel == "builtin_ring") return "ring";
   return nullptr;
+}
+
+void refuse_outside_host_path(const Problem& problem, const char* kernel) {
+  std::string words = kernel;  // host_ring -> host ring
+  std::replace(words.begin(), words.end(), '_', ' ');
+  if (problem.op != ReduceOp::Sum) {
+    throw InputError(std::string(kernel) + ": op " + to_string(problem.op) +
+                     " is not supported (the " + words + " reduces with Sum only)");
+  }
+  if (problem.dtype != DType::FP32) {
+    throw InputError(std::string(kernel) + ": dtype " + to_string(problem.dtype) +
+                     " is not supported (the " + words + " takes FP32 only)");
+  }
+}
+
+void refuse_core_num(const Problem& problem, const KernelSpec& kernel) {
+  if (problem.core_num == 1 || kernel.takes_core_num) return;
+  const std::string name = kernel.name;
+  if (name == "builtin_mesh" || name == "builtin_ring") {
+    throw InputError("--core-num " + std::to_string(problem.core_num) +
+                     ": pld.tensor.allreduce is an InCore composite that runs on one vector "
+                     "core (core_num must be 1); only the HOST builtin (builtin.tensor.allreduce, "
+                     "kernel host_mesh) takes core_num");
+  }
+  throw InputError("--core-num " + std::to_string(problem.core_num) + ": kernel " + name +
+                   " runs one block per rank; only host_mesh takes core_num");
 }
 
 const KernelSpec& find_kernel(const std::string& name) {

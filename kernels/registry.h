@@ -20,6 +20,9 @@ struct KernelSpec {
   // The kernel's barriers leave its signal all zero, so the signal can be reused: a cell left
   // non-zero after the run is a failure.
   bool clears_signal = false;
+  // The kernel runs as problem.core_num SPMD blocks per rank (only the HOST builtin path);
+  // every other kernel takes exactly one.
+  bool takes_core_num = false;
 };
 
 // "[rows,cols]", as signal-shape messages show a shape.
@@ -34,6 +37,14 @@ void require_builtin_mode(const Problem& problem, const std::string& mode);
 // takes one)
 // --signal-shape asks for more, rather than silently ignoring it.
 void refuse_call_options(const Problem& problem, const char* kernel, bool takes_signal_shape);
+
+// Throws InputError when the problem asks for more than one block of a kernel that runs one:
+// the InCore builtins with the real builtin's refusal, the others naming the kernel.
+void refuse_core_num(const Problem& problem, const KernelSpec& kernel);
+
+// The HOST builtins (host_ring, host_mesh) reduce FP32 with Sum only: InputError naming the
+// kernel otherwise.
+void refuse_outside_host_path(const Problem& problem, const char* kernel);
 
 const std::vector<KernelSpec>& kernel_registry();
 // Every name a user may give: the registered kernels and `builtin` (the builtin in the mode

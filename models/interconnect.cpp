@@ -14,6 +14,7 @@ Interconnect::Interconnect(sc_core::sc_module_name name, const PlatformConfig& c
       from_device("from_device"),
       to_memory("to_memory"),
       devices_(config.devices),
+      atomic_occupancy_(ns(config.link_atomic_ns)),
       fabric_(config) {
   from_device.register_b_transport(this, &Interconnect::b_transport);
   from_device.register_transport_dbg(this, &Interconnect::transport_dbg);
@@ -61,8 +62,16 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   const Path& p = trans.is_read() ? path(target, source) : path(source, target);
   const AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
   if (atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd) {
-    // A signal update is a few bytes: it pays the path's latency, not its bandwidth. The
+    // A signal update is a few bytes: it pays the path's latency, not its bandwidth, but it
+    // holds each link direction for link.atomic_ns, after what is already queued there. The
     // memory returns when the update is applied; the acknowledgement then flies back.
+    if (atomic_occupancy_ > sc_core::SC_ZERO_TIME) {
+      const sc_time now = sc_core::sc_time_stamp();
+      sc_time head = now + delay;
+      for (BandwidthResource* link : p.links) head = std::max(head, link->free_at());
+      for (BandwidthResource* link : p.links) link->reserve_span(head, atomic_occupancy_, 0);
+      delay = head + atomic_occupancy_ - now;
+    }
     delay += p.latency;
     to_memory[target]->b_transport(trans, delay);
     delay += path(target, source).latency;

@@ -60,6 +60,7 @@ class Interconnect : public sc_core::sc_module {
   BandwidthResource* link(Fabric::LinkId id);
 
   int devices_;
+  sc_core::sc_time atomic_occupancy_;
   Fabric fabric_;
   Forwarding forwarding_ = Forwarding::CutThrough;
   std::vector<int> port_device_;

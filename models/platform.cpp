@@ -43,10 +43,12 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     device.gm.port().describe(d, "dev" + std::to_string(d) + ".memory_port", "gm.bandwidth_GBps");
     noc_.to_memory.bind(device.gm.from_noc);
     if (!device.core) continue;
-    noc_.connect_initiator(device.dma->to_noc, d);
-    noc_.connect_initiator(device.core->to_noc, d);
-    device.core->record_schedule(options.record_schedule);
-    device.core->inject_faults(options.faults);
+    for (int b = 0; b < device.blocks(); ++b) {
+      noc_.connect_initiator(device.block_dma(b).to_noc, d);
+      noc_.connect_initiator(device.block_core(b).to_noc, d);
+      device.block_core(b).record_schedule(options.record_schedule);
+      device.block_core(b).inject_faults(options.faults);
+    }
     // Signals first: they are always backed, even when payloads are not.
     for (SignalInfo& s : memory_.signals) {
       s.address = device.gm.allocate(
@@ -65,9 +67,13 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     for (int r = 0; r < ranks(); ++r) {
       Device& device = *devices_[rank_devices_[r]];
       const std::string scope = "dev" + std::to_string(device.index());
-      device.dma->attach_trace(trace_, scope + ".dma");
-      device.ub->attach_trace(trace_, scope + ".ub");
-      device.core->attach_trace(trace_, scope + ".core");
+      for (int b = 0; b < device.blocks(); ++b) {
+        // One block keeps the plain scopes; with more, each block's scopes carry its index.
+        const std::string suffix = blocks() == 1 ? "" : std::to_string(b);
+        device.block_dma(b).attach_trace(trace_, scope + ".dma" + suffix);
+        device.block_ub(b).attach_trace(trace_, scope + ".ub" + suffix);
+        device.block_core(b).attach_trace(trace_, scope + ".core" + suffix);
+      }
       for (const SignalInfo& s : memory_.signals) {
         device.gm.trace_cells(trace_, scope + ".signal", s.name, s.address, s.rows, s.cols);
       }
@@ -127,25 +133,29 @@ std::string Platform::describe_blocked_ranks() {
   out << std::fixed << std::setprecision(3);
   out << "deadlock at " << to_ns(sc_core::sc_time_stamp()) << " ns:";
   for (int r = 0; r < ranks(); ++r) {
-    const VectorCore& c = core(r);
-    if (c.stats().finished) continue;
-    const BlockedWait& b = c.blocked();
-    out << "\n  rank " << r << " (device " << rank_devices_[r] << ")";
-    if (c.stalled()) {
-      out << " never started its kernel (stalled by a fault)";
-      continue;
+    for (int block = 0; block < blocks(); ++block) {
+      const VectorCore& c = core(r, block);
+      if (c.stats().finished) continue;
+      const BlockedWait& b = c.blocked();
+      out << "\n  rank " << r;
+      if (blocks() > 1) out << " block " << block;
+      out << " (device " << rank_devices_[r] << ")";
+      if (c.stalled()) {
+        out << " never started its kernel (stalled by a fault)";
+        continue;
+      }
+      if (!b.blocked) {
+        out << " is stuck outside a wait";
+        continue;
+      }
+      const auto& signals = memory_.signals;
+      const auto s = std::find_if(signals.begin(), signals.end(),
+                                  [&](const SignalInfo& info) { return info.name == b.signal; });
+      out << " waits on " << b.signal << "[" << b.row << "," << b.col << "] " << b.cmp << " "
+          << b.expected << ", cell holds "
+          << read_cell(r, static_cast<int>(s - signals.begin()), b.row, b.col) << ", since "
+          << static_cast<double>(b.since_ps) / 1000.0 << " ns";
     }
-    if (!b.blocked) {
-      out << " is stuck outside a wait";
-      continue;
-    }
-    const auto& signals = memory_.signals;
-    const auto s = std::find_if(signals.begin(), signals.end(),
-                                [&](const SignalInfo& info) { return info.name == b.signal; });
-    out << " waits on " << b.signal << "[" << b.row << "," << b.col << "] " << b.cmp << " "
-        << b.expected << ", cell holds "
-        << read_cell(r, static_cast<int>(s - signals.begin()), b.row, b.col) << ", since "
-        << static_cast<double>(b.since_ps) / 1000.0 << " ns";
   }
   return out.str();
 }
@@ -154,11 +164,9 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   Outcome outcome;
   // Stop where activity ends, so a deadlock is reported at the time it happened.
   sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
-  for (int r = 0; r < ranks(); ++r) {
-    if (!core(r).failure().empty()) {
-      outcome.failure = core(r).failure();
-      break;
-    }
+  for (int r = 0; r < ranks() && outcome.failure.empty(); ++r) {
+    for (int b = 0; b < blocks() && outcome.failure.empty(); ++b)
+      outcome.failure = core(r, b).failure();
   }
   for (int r = 0; r < ranks() && outcome.failure.empty(); ++r) {
     const auto& mixed = devices_[rank_devices_[r]]->gm.mixed_write();
@@ -166,8 +174,10 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   }
   if (trace_ != nullptr) noc_.flush_trace();
   if (!outcome.failure.empty()) return outcome;
-  outcome.completed = std::all_of(rank_devices_.begin(), rank_devices_.end(),
-                                  [&](int d) { return devices_[d]->core->stats().finished; });
+  outcome.completed = true;
+  for (int r = 0; r < ranks(); ++r) {
+    for (int b = 0; b < blocks(); ++b) outcome.completed &= core(r, b).stats().finished;
+  }
   if (outcome.completed) return outcome;
   if (sc_core::sc_pending_activity()) {
     std::ostringstream limit_ns;

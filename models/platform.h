@@ -43,6 +43,9 @@ class Platform : public sc_core::sc_module {
   int ranks() const { return static_cast<int>(rank_devices_.size()); }
   const MemoryMap& memory() const { return memory_; }
   VectorCore& core(int rank) { return *devices_[rank_devices_[rank]]->core; }
+  // SPMD blocks per rank (the problem's core_num) and the core running one of them.
+  int blocks() const { return problem_.core_num; }
+  VectorCore& core(int rank, int block) { return devices_[rank_devices_[rank]]->block_core(block); }
   Interconnect& interconnect() { return noc_; }
   Device& device(int index) { return *devices_[index]; }
   // Every bandwidth resource, indexed by its id: each device's memory port, then the links in

@@ -22,6 +22,30 @@ const char* to_string(Forwarding forwarding) {
   return forwarding == Forwarding::CutThrough ? "cut_through" : "store_and_forward";
 }
 
+const char* to_string(Codegen::NotifyBarrier barrier) {
+  switch (barrier) {
+    case Codegen::NotifyBarrier::PipeAll:
+      return "pipe_all";
+    case Codegen::NotifyBarrier::Drain:
+      return "drain";
+    case Codegen::NotifyBarrier::None:
+      return "none";
+  }
+  return "pipe_all";
+}
+
+const char* to_string(Codegen::WaitInvalidate invalidate) {
+  switch (invalidate) {
+    case Codegen::WaitInvalidate::EveryWait:
+      return "every_wait";
+    case Codegen::WaitInvalidate::WaitAll:
+      return "wait_all";
+    case Codegen::WaitInvalidate::None:
+      return "none";
+  }
+  return "every_wait";
+}
+
 const char* to_string(Wiring wiring) {
   return wiring == Wiring::Rail ? "rail" : "leaf";
 }

@@ -11,6 +11,24 @@ enum class Topology { FullMesh, Ring, Switch, Cluster, Superpod };
 enum class Wiring { Rail, Leaf };
 enum class Forwarding { CutThrough, StoreAndForward };
 
+// What a compiler build emits around signals (a codegen profile, configs/codegen/*.ini). The
+// defaults are the lowering the sync.* costs were first calibrated on.
+struct Codegen {
+  enum class NotifyBarrier { PipeAll, Drain, None };  // before a notify
+  enum class WaitInvalidate { EveryWait, WaitAll, None };
+  std::string name;  // empty: no profile selected (the defaults, reported as before)
+  NotifyBarrier notify_barrier = NotifyBarrier::PipeAll;
+  int notify_flush = 1;  // the cache-line flush before the atomic
+  int notify_dsb = 1;    // the dsb after the atomic (waits for its reply when acknowledged)
+  // A whole-cache invalidate after every wait, or one after each run of waits (a pure wait-all
+  // loop), charged when the core next does anything else.
+  WaitInvalidate wait_invalidate = WaitInvalidate::EveryWait;
+  int store_fence = 0;  // after a store into a window: cache-line flush, pipe barrier, dsb
+};
+
+const char* to_string(Codegen::NotifyBarrier barrier);
+const char* to_string(Codegen::WaitInvalidate invalidate);
+
 const char* to_string(Topology topology);
 const char* to_string(Forwarding forwarding);
 const char* to_string(Wiring wiring);
@@ -25,6 +43,10 @@ struct PlatformConfig {
   std::uint64_t ub_physical_bytes = 196608;
   std::uint64_t ub_usable_bytes = 188416;
   std::uint64_t ub_alignment_bytes = 32;
+
+  // Vector cores of a device (AIV): a kernel runs as up to this many SPMD blocks per rank,
+  // each with its own unified buffer and DMA queues, sharing the device's memory and links.
+  int vector_cores = 1;
 
   // Vector unit: a reduce costs startup + bytes / bytes_per_cycle.
   double vector_startup_cycles = 6;
@@ -53,6 +75,9 @@ struct PlatformConfig {
   // Interconnect: every link direction is a resource of this bandwidth and latency.
   double link_bandwidth_GBps = 28;
   double link_latency_ns = 1500;
+  // A signal atomic holds every link direction it crosses this long (a full transaction for
+  // four bytes): the rate at which one direction carries atomics, shared by all the blocks.
+  double link_atomic_ns = 0;
   Forwarding switch_forwarding = Forwarding::CutThrough;
   double switch_latency_ns = 0;
 
@@ -86,12 +111,17 @@ struct PlatformConfig {
   double cache_flush_cycles = 0;
   double cache_invalidate_cycles = 0;
   double pipe_barrier_cycles = 0;
+  double drain_cycles = 0;  // a narrower drain (MTE3 only) before a notify, instead of PIPE_ALL
+  double dsb_cycles = 0;    // a data synchronisation barrier's own cost (its wait is extra)
   double launch_offset_cycles = 0;  // rank r starts r times this late
   double launch_setup_cycles = 0;   // device-side set-up before every rank's kernel body
 
   // The server (a SuperPod's node) a device sits in: hierarchical algorithms group ranks by
   // it. Topologies without servers put every device in server 0.
   int server_of(int device) const;
+
+  Codegen codegen;
+
   // The device count a structured topology implies (servers x NPUs, nodes x NPUs); 0 for
   // the others, whose count is platform.devices.
   long long structural_devices() const;

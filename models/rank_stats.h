@@ -7,6 +7,25 @@
 
 namespace ars {
 
+// The synchronisation instructions a codegen profile may emit around signals, each charged
+// with its own cost key (see Codegen in models/platform_config.h).
+enum class SyncInstruction {
+  PipeBarrier,  // pipe_barrier(PIPE_ALL) before a notify: sync.pipe_barrier_cycles
+  Drain,        // the narrower MTE3 drain before a notify: sync.drain_cycles
+  Flush,        // the notify's cache-line flush: sync.cache_flush_cycles
+  Atomic,       // the notify's atomic issue: sync.notify_cycles
+  Dsb,          // the dsb after it: sync.dsb_cycles, plus the reply when acknowledged
+  Invalidate,   // whole-cache invalidate after a wait (loop): sync.cache_invalidate_cycles
+  StoreFence,   // after a window store: flush + pipe barrier + dsb, and the store landing
+};
+constexpr int kSyncInstructions = 7;
+const char* to_string(SyncInstruction instruction);
+
+struct SyncCost {
+  std::uint64_t count = 0;
+  std::uint64_t ps = 0;
+};
+
 struct RoundRecord {
   int round = 0;
   std::string phase;
@@ -16,6 +35,7 @@ struct RoundRecord {
   std::uint64_t reduce_ps = 0;    // on the vector unit
   std::uint64_t bytes = 0;        // DMA payload moved, local and remote
   std::uint64_t remote_bytes = 0;
+  SyncCost sync[kSyncInstructions];  // inside barrier_ps (the store fence: inside transfer_ps)
 };
 
 // What set a transfer's duration: the rate its DMA queue streams at, or a resource on its path
@@ -89,6 +109,7 @@ struct CoreSpan {
 
 struct RankStats {
   int rank = 0;
+  int block = 0;  // SPMD block of the rank (one per vector core it runs on)
   int device = 0;
   std::uint64_t remote_read_bytes = 0;
   std::uint64_t remote_write_bytes = 0;

@@ -12,6 +12,26 @@ namespace ars {
 using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 
+const char* to_string(SyncInstruction instruction) {
+  switch (instruction) {
+    case SyncInstruction::PipeBarrier:
+      return "pipe_barrier";
+    case SyncInstruction::Drain:
+      return "drain";
+    case SyncInstruction::Flush:
+      return "flush";
+    case SyncInstruction::Atomic:
+      return "atomic";
+    case SyncInstruction::Dsb:
+      return "dsb";
+    case SyncInstruction::Invalidate:
+      return "invalidate";
+    case SyncInstruction::StoreFence:
+      return "store_fence";
+  }
+  return "?";
+}
+
 VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& config, Binding binding,
                        UnifiedBuffer& ub, DmaEngine& dma, GlobalMemory& gm)
     : sc_module(name),
@@ -23,14 +43,18 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
       ub_(ub),
       dma_(dma),
       gm_(gm),
-      notify_cost_(clock_.cycles(config.pipe_barrier_cycles + config.cache_flush_cycles +
-                                 config.notify_cycles)),
+      pipe_barrier_cost_(clock_.cycles(config.pipe_barrier_cycles)),
+      drain_cost_(clock_.cycles(config.drain_cycles)),
+      flush_cost_(clock_.cycles(config.cache_flush_cycles)),
+      atomic_cost_(clock_.cycles(config.notify_cycles)),
+      dsb_cost_(clock_.cycles(config.dsb_cycles)),
       poll_period_(clock_.cycles(config.poll_period_cycles)),
       invalidate_cost_(clock_.cycles(config.cache_invalidate_cycles)),
       reduce_startup_(clock_.cycles(config.vector_startup_cycles)),
       launch_offset_(clock_.cycles(config.launch_offset_cycles * binding_.rank)),
       launch_setup_(clock_.cycles(config.launch_setup_cycles)) {
   stats_.rank = binding_.rank;
+  stats_.block = binding_.block;
   stats_.device = binding_.rank_devices.at(binding_.rank);
   SC_THREAD(run);
 }
@@ -67,6 +91,7 @@ void VectorCore::run() {
   }
   try {
     binding_.body(*this);
+    settle_invalidate();
     drain_posted();
   } catch (const std::exception& error) {
     failure_ = "rank " + std::to_string(rank()) + ": " + error.what();
@@ -114,8 +139,25 @@ void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t
 
 void VectorCore::log(const std::string& line) {
   if (!record_schedule_) return;
-  schedule_.push_back("rank=" + std::to_string(rank()) + " op=" + line);
+  const std::string block_part = blocks() > 1 ? " block=" + std::to_string(block()) : "";
+  schedule_.push_back("rank=" + std::to_string(rank()) + block_part + " op=" + line);
   schedule_ps_.push_back(sc_core::sc_time_stamp().value());
+}
+
+void VectorCore::count_sync(SyncInstruction instruction, const sc_time& span) {
+  SyncCost& cost = round().sync[static_cast<int>(instruction)];
+  ++cost.count;
+  cost.ps += span.value();
+  // With a codegen profile the dump lists the instructions it emits (the atomic is the notify).
+  if (!config_.codegen.name.empty() && instruction != SyncInstruction::Atomic)
+    log(to_string(instruction));
+}
+
+void VectorCore::settle_invalidate() {
+  if (!invalidate_owed_) return;
+  invalidate_owed_ = false;
+  count_sync(SyncInstruction::Invalidate, invalidate_cost_);
+  spend(invalidate_cost_, &RoundRecord::barrier_ps);
 }
 
 Tensor VectorCore::input() const {
@@ -211,6 +253,7 @@ void VectorCore::drain_posted() {
 Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction direction,
                                     const Tile& tile, const Tensor& tensor, int peer,
                                     std::uint64_t offset, std::uint64_t count, bool atomic_add) {
+  settle_invalidate();
   const TensorInfo& info = tensor_info(tensor);
   if (offset > info.elements || count > info.elements - offset || count > tile.elements) {
     std::ostringstream message;
@@ -265,6 +308,19 @@ void VectorCore::store(const Tile& src, const Tensor& dst, std::uint64_t offset,
                        std::uint64_t count) {
   const Transfer transfer =
       start_transfer("store", DmaEngine::Direction::FromUb, src, dst, rank(), offset, count, false);
+  if (config_.codegen.store_fence != 0 && dst.id >= 2) {
+    // The fence after a window store: the store lands, then a cache-line flush, a pipe
+    // barrier and a dsb, so that no peer can read the window before the bytes are there.
+    const sc_time begin = sc_time_stamp();
+    dma_.wait_done(transfer.id);
+    const sc_time landed = sc_time_stamp() - begin;
+    round().barrier_ps += landed.value();
+    const sc_time fence = clock_.cycles(config_.cache_flush_cycles + config_.pipe_barrier_cycles +
+                                        config_.dsb_cycles);
+    count_sync(SyncInstruction::StoreFence, landed + fence);
+    spend(fence, &RoundRecord::barrier_ps);
+    return;
+  }
   if (config_.dma_posted_stores == 0) {
     sync(transfer);
     return;
@@ -294,6 +350,7 @@ Transfer VectorCore::remote_store_async(const Tile& src, const Tensor& window, i
 }
 
 void VectorCore::sync(const Transfer& transfer) {
+  settle_invalidate();
   const sc_time begin = sc_time_stamp();
   dma_.wait_done(transfer.id);
   round().transfer_ps += (sc_time_stamp() - begin).value();
@@ -305,6 +362,7 @@ void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count)
     throw InputError("reduce of " + std::to_string(count) + " elements does not fit its tiles");
   }
   const std::uint64_t bytes = count * dtype_bytes(acc.dtype);
+  settle_invalidate();
   await_tile_read(acc);
   ++stats_.reduces;
   if (record_schedule_)
@@ -321,6 +379,7 @@ void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count)
 
 void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::int32_t value,
                         NotifyOp op) {
+  settle_invalidate();
   const SignalInfo& info = signal_info(signal, row, col);
   const int device = peer_device(peer);
   const std::uint64_t index = stats_.notifies++;
@@ -330,9 +389,11 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
     log("notify peer=" + std::to_string(peer) + " cell=" + info.name + "[" + std::to_string(row) +
         "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
         (dropped != nullptr ? " dropped" : ""));
-  // Pipe barrier, cache-line flush and the atomic's issue, before the write leaves the core;
-  // the barrier lets no store the peer may read stay behind.
-  drain_posted();
+  // What the codegen emits before the write leaves the core: a pipe barrier (or a narrower
+  // drain) that lets no store the peer may read stay behind, the cache-line flush and the
+  // atomic's issue. One wait for their sum keeps the timing of the default lowering exact.
+  const Codegen& codegen = config_.codegen;
+  if (codegen.notify_barrier != Codegen::NotifyBarrier::None) drain_posted();
   NotifyRecord record;
   record.peer = peer;
   record.signal = signal.id;
@@ -342,7 +403,20 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   record.round = round_index();
   record.dropped = dropped != nullptr;
   record.start_ps = sc_time_stamp().value();
-  spend(notify_cost_, &RoundRecord::barrier_ps);
+  double cycles = config_.notify_cycles;
+  if (codegen.notify_barrier == Codegen::NotifyBarrier::PipeAll) {
+    cycles += config_.pipe_barrier_cycles;
+    count_sync(SyncInstruction::PipeBarrier, pipe_barrier_cost_);
+  } else if (codegen.notify_barrier == Codegen::NotifyBarrier::Drain) {
+    cycles += config_.drain_cycles;
+    count_sync(SyncInstruction::Drain, drain_cost_);
+  }
+  if (codegen.notify_flush != 0) {
+    cycles += config_.cache_flush_cycles;
+    count_sync(SyncInstruction::Flush, flush_cost_);
+  }
+  count_sync(SyncInstruction::Atomic, atomic_cost_);
+  spend(clock_.cycles(cycles), &RoundRecord::barrier_ps);
   const auto ref = static_cast<std::uint32_t>(index);
   mark(CoreSpan::Kind::Notify, record.start_ps, ref);
   record.issued_ps = record.end_ps = sc_time_stamp().value();
@@ -366,11 +440,14 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   if (!trans.is_response_ok()) throw InputError("notify to an address outside the peer's memory");
   // `delay` is when the acknowledgement is back: a core that fences after the atomic (a data
   // synchronisation barrier) waits for it; otherwise the notify is posted.
-  if (config_.notify_acknowledged != 0) {
-    spend(delay, &RoundRecord::barrier_ps);
-    mark(CoreSpan::Kind::Notify, stats_.notify_records.back().issued_ps, ref);
-    stats_.notify_records.back().end_ps = sc_time_stamp().value();
-  }
+  if (codegen.notify_dsb == 0) return;
+  const sc_time dsb =
+      dsb_cost_ + (config_.notify_acknowledged != 0 ? delay : sc_core::SC_ZERO_TIME);
+  count_sync(SyncInstruction::Dsb, dsb);
+  if (dsb == sc_core::SC_ZERO_TIME) return;
+  spend(dsb, &RoundRecord::barrier_ps);
+  mark(CoreSpan::Kind::Notify, stats_.notify_records.back().issued_ps, ref);
+  stats_.notify_records.back().end_ps = sc_time_stamp().value();
 }
 
 void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) {
@@ -421,7 +498,19 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   const sc_time answered =
       std::max(sc_time_stamp(), begin + sc_time::from_value((look + 1) * poll_period_.value()));
   round().barrier_ps += (sc_time_stamp() - begin).value();
-  spend(answered - sc_time_stamp() + invalidate_cost_, &RoundRecord::barrier_ps);
+  switch (config_.codegen.wait_invalidate) {
+    case Codegen::WaitInvalidate::EveryWait:
+      count_sync(SyncInstruction::Invalidate, invalidate_cost_);
+      spend(answered - sc_time_stamp() + invalidate_cost_, &RoundRecord::barrier_ps);
+      break;
+    case Codegen::WaitInvalidate::WaitAll:
+      invalidate_owed_ = true;
+      spend(answered - sc_time_stamp(), &RoundRecord::barrier_ps);
+      break;
+    case Codegen::WaitInvalidate::None:
+      spend(answered - sc_time_stamp(), &RoundRecord::barrier_ps);
+      break;
+  }
   record.end_ps = sc_time_stamp().value();
   mark(CoreSpan::Kind::Wait, record.start_ps,
        static_cast<std::uint32_t>(stats_.wait_records.size()));

@@ -39,6 +39,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
     const Problem* problem;
     const MemoryMap* memory;
     KernelBody body;
+    int block = 0;  // the SPMD block this core runs (one of problem->core_num)
   };
   VectorCore(sc_core::sc_module_name name, const PlatformConfig& config, Binding binding,
              UnifiedBuffer& ub, DmaEngine& dma, GlobalMemory& gm);
@@ -59,6 +60,8 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // Rank
   int rank() const override { return binding_.rank; }
   int ranks() const override { return static_cast<int>(binding_.rank_devices.size()); }
+  int block() const override { return binding_.block; }
+  int blocks() const override { return binding_.problem->core_num; }
   const Problem& problem() const override { return *binding_.problem; }
   Tensor input() const override;
   Tensor output() const override;
@@ -91,6 +94,10 @@ class VectorCore : public sc_core::sc_module, public Rank {
   void await_tile_read(const Tile& tile);  // before the tile is rewritten or released
   void await_gm(std::uint64_t begin, std::uint64_t end);  // before those bytes are accessed
   void drain_posted();  // the pipe barrier before a notify, and the kernel's end
+  // The invalidate a wait-all loop owes, charged when the core next does something else.
+  void settle_invalidate();
+  // Records one synchronisation instruction of `span` in the current round.
+  void count_sync(SyncInstruction instruction, const sc_core::sc_time& span);
   void await_posted(std::size_t index);
   const TensorInfo& tensor_info(const Tensor& tensor) const;
   const SignalInfo& signal_info(const Signal& signal, int row, int col) const;
@@ -110,7 +117,12 @@ class VectorCore : public sc_core::sc_module, public Rank {
   DmaEngine& dma_;
   GlobalMemory& gm_;
   std::uint8_t* ub_data_ = nullptr;
-  sc_core::sc_time notify_cost_;
+  sc_core::sc_time pipe_barrier_cost_;
+  sc_core::sc_time drain_cost_;
+  sc_core::sc_time flush_cost_;
+  sc_core::sc_time atomic_cost_;
+  sc_core::sc_time dsb_cost_;
+  bool invalidate_owed_ = false;
   sc_core::sc_time poll_period_;
   sc_core::sc_time invalidate_cost_;
   sc_core::sc_time reduce_startup_;

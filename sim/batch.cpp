@@ -95,6 +95,19 @@ RunResult result_from_json(const std::string& text, const RunRequest& request) {
     rank.finished = s.at("finished").get<bool>();
     r.ranks.push_back(rank);
   }
+  for (const auto& s : j.value("blocks", nlohmann::json::array())) {
+    RankStats block;
+    block.rank = s.at("rank").get<int>();
+    block.block = s.at("block").get<int>();
+    block.remote_read_bytes = s.at("remote_read_bytes").get<std::uint64_t>();
+    block.notifies = s.at("notifies").get<std::uint64_t>();
+    block.waits = s.at("waits").get<std::uint64_t>();
+    block.polls = s.at("polls").get<std::uint64_t>();
+    block.start_ps = ps(s.at("start_ns"));
+    block.finish_ps = ps(s.at("finish_ns"));
+    block.finished = s.at("finished").get<bool>();
+    r.blocks.push_back(block);
+  }
   for (const auto& o : j.at("rounds")) {
     RoundRecord round;
     round.round = o.at("round").get<int>();
@@ -106,7 +119,16 @@ RunResult result_from_json(const std::string& text, const RunRequest& request) {
     round.bytes = o.at("bytes").get<std::uint64_t>();
     round.remote_bytes = o.at("remote_bytes").get<std::uint64_t>();
     const int rank = o.at("rank").get<int>();
-    r.ranks.at(static_cast<std::size_t>(rank)).rounds.push_back(round);
+    if (!o.contains("block")) {
+      r.ranks.at(static_cast<std::size_t>(rank)).rounds.push_back(round);
+      continue;
+    }
+    const auto blocks = r.request.problem.core_num;
+    r.blocks.at(static_cast<std::size_t>(rank * blocks + o.at("block").get<int>()))
+        .rounds.push_back(round);
+  }
+  for (RankStats& rank : r.ranks) {
+    if (!r.blocks.empty()) rank.rounds = sum_blocks(r.blocks, rank.rank).rounds;
   }
   return r;
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 #include <typeinfo>
 
 #include <boost/algorithm/string.hpp>
@@ -16,6 +17,7 @@
 
 #include "kernels/registry.h"
 #include "sim/batch.h"
+#include "sim/codegen.h"
 #include "sim/config.h"
 #include "sim/output_file.h"
 
@@ -52,6 +54,10 @@ std::vector<double> simulate(const MeasuredData& data, const PlatformConfig& pla
   for (const MeasuredPoint& point : data.points) {
     RunRequest request;
     request.platform = platform;
+    if (!point.codegen.empty()) {
+      load_codegen(resolve_codegen_path(point.codegen), request.platform);
+    }
+    request.problem.core_num = point.core_num;
     request.devices.resize(static_cast<std::size_t>(point.ranks));
     std::iota(request.devices.begin(), request.devices.end(), 0);
     request.kernel = point.kernel;
@@ -66,6 +72,7 @@ std::vector<double> simulate(const MeasuredData& data, const PlatformConfig& pla
   for (std::size_t i = 0; i < results.size(); ++i) {
     const MeasuredPoint& point = data.points[i];
     const std::string name = point.kernel + " P=" + std::to_string(point.ranks) +
+                             " core_num=" + std::to_string(point.core_num) +
                              " payload_bytes=" + std::to_string(point.payload_bytes);
     if (!results[i].error.empty()) throw InputError(name + ": " + results[i].error);
     if (!results[i].result.completed) {
@@ -89,14 +96,18 @@ std::string significant(double value) {
 }
 
 void print_table(std::ostream& out, const MeasuredData& data, const ErrorSummary& summary) {
-  out << std::left << std::setw(14) << "kernel" << std::right << std::setw(4) << "P"
-      << std::setw(15) << "payload_bytes" << std::setw(13) << "measured_us" << std::setw(14)
+  out << std::left << std::setw(14) << "kernel" << std::right << std::setw(4) << "P";
+  if (data.core_num_column) out << std::setw(9) << "core_num";
+  if (data.codegen_column) out << std::setw(9) << "codegen";
+  out << std::setw(15) << "payload_bytes" << std::setw(13) << "measured_us" << std::setw(14)
       << "simulated_us" << std::setw(10) << "error_%"
       << "\n";
   for (std::size_t i = 0; i < data.points.size(); ++i) {
     const MeasuredPoint& p = data.points[i];
-    out << std::left << std::setw(14) << p.kernel << std::right << std::setw(4) << p.ranks
-        << std::setw(15) << p.payload_bytes << std::setw(13) << fixed(p.device_us, 1)
+    out << std::left << std::setw(14) << p.kernel << std::right << std::setw(4) << p.ranks;
+    if (data.core_num_column) out << std::setw(9) << p.core_num;
+    if (data.codegen_column) out << std::setw(9) << p.codegen;
+    out << std::setw(15) << p.payload_bytes << std::setw(13) << fixed(p.device_us, 1)
         << std::setw(14) << fixed(summary.points[i].simulated_us, 1) << std::setw(10)
         << fixed(summary.points[i].error_percent, 1) << "\n";
   }
@@ -107,9 +118,24 @@ void print_table(std::ostream& out, const MeasuredData& data, const ErrorSummary
   if (families.size() < 2) return;
   out << "by kernel and P:\n";
   for (const FamilyError& f : families) {
-    out << "  " << std::left << std::setw(14) << f.kernel << std::right << " P=" << f.ranks << ": "
-        << f.points << (f.points == 1 ? " point" : " points") << ", MAPE "
+    out << "  " << std::left << std::setw(14) << f.kernel << std::right << " P=" << f.ranks;
+    if (f.core_num != 1) out << " core_num=" << f.core_num;
+    if (!f.codegen.empty()) out << " codegen=" << f.codegen;
+    out << ": " << f.points << (f.points == 1 ? " point" : " points") << ", MAPE "
         << fixed(f.mean_abs_percent, 2) << " %, largest " << fixed(f.max_abs_percent, 2) << " %\n";
+  }
+  const std::vector<CodegenChange> changes = codegen_changes(data.points, summary);
+  if (changes.empty()) return;
+  out << "codegen before -> after (measured: median over legs):\n"
+      << std::left << std::setw(14) << "kernel" << std::right << std::setw(4) << "P"
+      << std::setw(15) << "payload_bytes" << std::setw(6) << "legs" << std::setw(12) << "measured_%"
+      << std::setw(13) << "simulated_%" << std::setw(12) << "difference"
+      << "\n";
+  for (const CodegenChange& c : changes) {
+    out << std::left << std::setw(14) << c.kernel << std::right << std::setw(4) << c.ranks
+        << std::setw(15) << c.payload_bytes << std::setw(6) << c.legs << std::setw(12)
+        << fixed(c.measured_percent, 1) << std::setw(13) << fixed(c.simulated_percent, 1)
+        << std::setw(12) << fixed(c.simulated_percent - c.measured_percent, 1) << "\n";
   }
 }
 
@@ -295,6 +321,8 @@ MeasuredData read_measurements(const std::string& path) {
         }
       }
       data.kernel_column = column.count("kernel") > 0;
+      data.core_num_column = column.count("core_num") > 0;
+      data.codegen_column = column.count("codegen") > 0;
       columns = fields.size();
       continue;
     }
@@ -320,6 +348,15 @@ MeasuredData read_measurements(const std::string& path) {
                        " is not a positive whole number of FP32 elements");
     }
     point.payload_bytes = static_cast<std::uint64_t>(bytes);
+    if (column.count("core_num") > 0) {
+      const double blocks = parse_number(fields[column["core_num"]], "core_num", at);
+      if (blocks < 1 || blocks > 1024 || blocks != std::floor(blocks)) {
+        throw InputError(at + ": core_num " + fields[column["core_num"]] +
+                         " is not a block count of 1 or more");
+      }
+      point.core_num = static_cast<int>(blocks);
+    }
+    if (column.count("codegen") > 0) point.codegen = fields[column["codegen"]];
     point.device_us = parse_number(fields[column["device_us"]], "device_us", at);
     if (!(point.device_us > 0)) {
       throw InputError(at + ": device_us " + fields[column["device_us"]] + " must be positive");
@@ -354,11 +391,14 @@ ErrorSummary summarise_errors(const std::vector<MeasuredPoint>& measured,
 
 std::vector<FamilyError> summarise_families(const std::vector<MeasuredPoint>& measured,
                                             const ErrorSummary& summary) {
-  std::map<std::pair<std::string, int>, FamilyError> families;
+  std::map<std::tuple<std::string, int, int, std::string>, FamilyError> families;
   for (std::size_t i = 0; i < measured.size(); ++i) {
-    FamilyError& f = families[{measured[i].kernel, measured[i].ranks}];
-    f.kernel = measured[i].kernel;
-    f.ranks = measured[i].ranks;
+    const MeasuredPoint& m = measured[i];
+    FamilyError& f = families[{m.kernel, m.ranks, m.core_num, m.codegen}];
+    f.kernel = m.kernel;
+    f.ranks = m.ranks;
+    f.core_num = m.core_num;
+    f.codegen = m.codegen;
     ++f.points;
     const double error = std::abs(summary.points[i].error_percent);
     f.mean_abs_percent += error;
@@ -368,6 +408,38 @@ std::vector<FamilyError> summarise_families(const std::vector<MeasuredPoint>& me
   for (auto& [key, f] : families) {
     f.mean_abs_percent /= f.points;
     out.push_back(f);
+  }
+  return out;
+}
+
+std::vector<CodegenChange> codegen_changes(const std::vector<MeasuredPoint>& measured,
+                                           const ErrorSummary& summary) {
+  using Key = std::tuple<std::string, int, int, std::uint64_t>;
+  // Per key and profile: the measured legs in order, and the simulated time.
+  std::map<Key, std::map<std::string, std::vector<double>>> legs;
+  std::map<Key, std::map<std::string, double>> simulated;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const MeasuredPoint& m = measured[i];
+    const Key key{m.kernel, m.ranks, m.core_num, m.payload_bytes};
+    legs[key][m.codegen].push_back(m.device_us);
+    simulated[key][m.codegen] = summary.points[i].simulated_us;
+  }
+  std::vector<CodegenChange> out;
+  for (const auto& [key, profiles] : legs) {
+    const auto before = profiles.find("before");
+    const auto after = profiles.find("after");
+    if (before == profiles.end() || after == profiles.end()) continue;
+    std::vector<double> changes;
+    for (std::size_t leg = 0; leg < std::min(before->second.size(), after->second.size()); ++leg)
+      changes.push_back(100.0 * (after->second[leg] / before->second[leg] - 1.0));
+    std::sort(changes.begin(), changes.end());
+    const std::size_t n = changes.size();
+    CodegenChange c;
+    std::tie(c.kernel, c.ranks, c.core_num, c.payload_bytes) = key;
+    c.legs = static_cast<int>(n);
+    c.measured_percent = n % 2 == 1 ? changes[n / 2] : (changes[n / 2 - 1] + changes[n / 2]) / 2;
+    c.simulated_percent = 100.0 * (simulated[key]["after"] / simulated[key]["before"] - 1.0);
+    out.push_back(c);
   }
   return out;
 }
@@ -405,11 +477,16 @@ int validate_main(int argc, const char* const* argv, std::ostream& out, std::ost
     print_table(out, data, summary);
     if (!csv_path.empty()) {
       std::ostringstream csv;
-      csv << "kernel,P,payload_bytes,measured_us,simulated_us,error_percent\n";
+      csv << "kernel,P," << (data.core_num_column ? "core_num," : "")
+          << (data.codegen_column ? "codegen," : "")
+          << "payload_bytes,measured_us,simulated_us,error_percent\n";
       for (std::size_t i = 0; i < data.points.size(); ++i) {
         const MeasuredPoint& p = data.points[i];
-        csv << p.kernel << "," << p.ranks << "," << p.payload_bytes << ","
-            << significant(p.device_us) << "," << fixed(summary.points[i].simulated_us, 3) << ","
+        csv << p.kernel << "," << p.ranks << ",";
+        if (data.core_num_column) csv << p.core_num << ",";
+        if (data.codegen_column) csv << p.codegen << ",";
+        csv << p.payload_bytes << "," << significant(p.device_us) << ","
+            << fixed(summary.points[i].simulated_us, 3) << ","
             << fixed(summary.points[i].error_percent, 3) << "\n";
       }
       write_file(csv_path, csv.str());

@@ -120,11 +120,11 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
 // --ideal: the platform without what the cards leave out: launch skew (ranks launch
 // together), stores running behind later work (dma.posted_stores = 0), and the per-operation
 // overheads beyond alpha (pipe barrier, cache flush and issue cost of a notify, the cache
-// invalidate after a wait), whose exact timing depends on how staggered the ranks enter each
-// barrier. Latencies, rates, the reduce cost and the polling period — the cards' alpha, beta
-// and gamma — are kept. Contention is not removed but absent on a full mesh, where the cards
-// give each transfer its own link and memory ports are far faster than any DMA queue; link
-// sharing on ring and switch topologies is outside the cards.
+// invalidate after a wait, the link time a signal atomic holds), whose exact timing depends on how
+// staggered the ranks enter each barrier. Latencies, rates, the reduce cost and the polling period
+// — the cards' alpha, beta and gamma — are kept. Contention is not removed but absent on a full
+// mesh, where the cards give each transfer its own link and memory ports are far faster than any
+// DMA queue; link sharing on ring and switch topologies is outside the cards.
 PlatformConfig ideal_platform(PlatformConfig config);
 
 }  // namespace ars

@@ -18,6 +18,7 @@
 
 #include "kernels/registry.h"
 #include "sim/calibrate.h"
+#include "sim/codegen.h"
 #include "sim/config.h"
 #include "sim/costcard.h"
 #include "sim/memory_guard.h"
@@ -250,6 +251,10 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "quiet,q", "print only the summary: device time, algbw, busbw and the verdict")(
       "ranks-shown", po::value<std::string>()->default_value("8"),
       "the per-round table shows this many ranks (all: every rank)")(
+      "core-num", po::value<int>()->default_value(1),
+      "SPMD blocks per rank, each on its own vector core (host_mesh; at most vector.cores)")(
+      "codegen", po::value<std::string>(),
+      "codegen profile: a name in configs/codegen/ (before, after) or an INI path")(
       "json", po::value<std::string>(), "write the run as JSON to FILE")(
       "vcd", po::value<std::string>(),
       "write a VCD waveform (1 ns unit) to FILE, and a GTKWave save file beside it (.gtkw)")(
@@ -290,6 +295,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     command.text = help_text(with_platform);
     return command;
   }
+  if (vm.count("codegen"))
+    load_codegen(resolve_codegen_path(vm["codegen"].as<std::string>()), request.platform);
   if (vm.count("print-config")) {
     command.action = CommandLine::Action::PrintConfig;
     command.text = "# " + platform.config.name + " as this run resolves it, from " +
@@ -297,7 +304,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
                    ".\n# Each value is commented with its source: the file's tag, its base's "
                    "(\"base NAME: ...\"),\n# the command line, or the built-in default for a key "
                    "that a file without a base leaves unset.\n\n" +
-                   to_ini(platform.config, platform.source);
+                   to_ini(request.platform, platform.source);
     return command;
   }
   request.devices = parse_devices(vm["devices"].as<std::string>(), request.platform.devices);
@@ -314,6 +321,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   if (const char* own_mode = builtin_mode(request.kernel)) problem.mode = own_mode;
   problem.repeat = vm["repeat"].as<int>();
   if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");
+  problem.core_num = vm["core-num"].as<int>();
   if (vm.count("signal-shape"))
     problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());
   request.timing_only = vm.count("timing-only") > 0;

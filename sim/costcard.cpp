@@ -7,8 +7,10 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <ostream>
 #include <sstream>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -32,6 +34,7 @@ constexpr double kTimeTolerancePct = 1.0;
 struct Point {
   std::string kernel;
   int ranks = 0;
+  int core_num = 1;
   std::uint64_t elements = 0;
   BatchResult run;
   Card card;
@@ -66,9 +69,11 @@ std::vector<std::string> parse_kernels(const std::string& text, std::ostream& er
   std::vector<std::string> kernels;
   for (const std::string& k : card_kernels()) {
     const auto& registry = kernel_registry();
-    const bool registered = std::any_of(registry.begin(), registry.end(),
-                                        [&](const KernelSpec& s) { return k == s.name; });
-    if (registered) {
+    const auto spec = std::find_if(registry.begin(), registry.end(),
+                                   [&](const KernelSpec& s) { return k == s.name; });
+    // The host path (FP32 Sum, core_num) is swept only when named.
+    if (spec != registry.end() && spec->takes_core_num) continue;
+    if (spec != registry.end()) {
       kernels.push_back(k);
     } else {
       err << "costcard: kernel " << k << " is not built into this binary; skipped\n";
@@ -203,12 +208,17 @@ std::string attribution(const Point& p) {
   return out.str();
 }
 
+// The kernel as tables name it: host_mesh with 8 blocks per rank is host_mesh/8.
+std::string point_name(const Point& p) {
+  return p.core_num == 1 ? p.kernel : p.kernel + "/" + std::to_string(p.core_num);
+}
+
 void print_points(std::ostream& out, const std::vector<Point>& points, bool per_round) {
   out << "kernel         P      bytes     time_ns     card_ns    dev%  remote_B/card      "
          "rounds/card  notifies/card  waits/card  ns/round (card)\n";
   for (const Point& p : points) {
     const std::uint64_t bytes = p.elements * dtype_bytes(p.run.result.request.problem.dtype);
-    out << std::left << std::setw(12) << p.kernel << std::right << std::setw(4) << p.ranks
+    out << std::left << std::setw(12) << point_name(p) << std::right << std::setw(4) << p.ranks
         << std::setw(11) << human_bytes(bytes);
     if (!p.run.error.empty() || !p.run.result.completed) {
       out << "  not run: " << (p.run.error.empty() ? p.run.result.failure : p.run.error) << "\n";
@@ -248,11 +258,11 @@ void print_nccl_tables(std::ostream& out, const std::vector<Point>& points) {
   for (std::size_t i = 0; i < points.size();) {
     std::size_t j = i;
     while (j < points.size() && points[j].kernel == points[i].kernel &&
-           points[j].ranks == points[i].ranks) {
+           points[j].ranks == points[i].ranks && points[j].core_num == points[i].core_num) {
       ++j;
     }
     const Problem& first = points[i].run.result.request.problem;
-    out << "\n# " << points[i].kernel << ", P = " << points[i].ranks << "\n"
+    out << "\n# " << point_name(points[i]) << ", P = " << points[i].ranks << "\n"
         << "#       size         count    type   redop    time(us)  algbw(GB/s)  busbw(GB/s)  "
            "#wrong\n";
     for (std::size_t k = i; k < j; ++k) {
@@ -371,6 +381,39 @@ void print_crossovers(std::ostream& out, const std::vector<Point>& points,
   }
 }
 
+// For every kernel swept over several core counts, per P and size: the fastest core count and
+// the smallest one within 5 % of it.
+void print_core_counts(std::ostream& out, const std::vector<Point>& points) {
+  std::map<std::tuple<std::string, int, std::uint64_t>, std::vector<const Point*>> sweeps;
+  for (const Point& p : points) {
+    if (p.run.error.empty() && p.run.result.completed)
+      sweeps[{p.kernel, p.ranks, p.elements}].push_back(&p);
+  }
+  bool header = false;
+  for (auto& [key, sweep] : sweeps) {
+    if (sweep.size() < 2) continue;
+    if (!header) {
+      out << "\nCore counts: the fastest, and the smallest within 5 % of it\n"
+          << "kernel         P      bytes   fastest    time_ns   within_5%    time_ns\n";
+      header = true;
+    }
+    std::sort(sweep.begin(), sweep.end(),
+              [](const Point* a, const Point* b) { return a->core_num < b->core_num; });
+    std::vector<double> times;
+    for (const Point* p : sweep) times.push_back(p->run.result.device_time_ns);
+    const auto fastest =
+        static_cast<std::size_t>(std::min_element(times.begin(), times.end()) - times.begin());
+    const std::size_t enough = smallest_near_best(times, 0.05);
+    const Point& first = *sweep.front();
+    out << std::left << std::setw(12) << first.kernel << std::right << std::setw(4) << first.ranks
+        << std::setw(11)
+        << human_bytes(first.elements * dtype_bytes(first.run.result.request.problem.dtype))
+        << std::fixed << std::setprecision(1) << std::setw(10) << sweep[fastest]->core_num
+        << std::setw(11) << times[fastest] << std::setw(12) << sweep[enough]->core_num
+        << std::setw(11) << times[enough] << "\n";
+  }
+}
+
 std::string csv(const std::vector<Point>& points, bool ideal) {
   std::ostringstream out;
   out << "kernel,P,dtype,op,bytes_per_rank,time_ns,card_time_ns,deviation_pct,remote_read_bytes,"
@@ -382,7 +425,7 @@ std::string csv(const std::vector<Point>& points, bool ideal) {
     const Checks c = check(p);
     const double time = p.run.result.device_time_ns;
     const double algbw = static_cast<double>(q.bytes()) / time;
-    out << std::fixed << p.kernel << "," << p.ranks << "," << to_string(q.dtype) << ","
+    out << std::fixed << point_name(p) << "," << p.ranks << "," << to_string(q.dtype) << ","
         << to_string(q.op) << "," << q.bytes() << "," << std::setprecision(3) << time << ","
         << p.card.time_ns << "," << pct(time, p.card.time_ns) << "," << c.remote_read << ","
         << c.card_remote_read << "," << c.rounds << "," << c.card_rounds << "," << c.notifies << ","
@@ -432,6 +475,13 @@ double allreduce_busbw(double algbw, int ranks) {
   return algbw * 2.0 * (ranks - 1) / ranks;
 }
 
+std::size_t smallest_near_best(const std::vector<double>& times_ns, double margin) {
+  const double best = *std::min_element(times_ns.begin(), times_ns.end());
+  std::size_t i = 0;
+  while (times_ns[i] > best * (1.0 + margin)) ++i;
+  return i;
+}
+
 std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,
                                           const std::vector<double>& ring_ns, double tie_percent) {
   std::optional<std::size_t> from;
@@ -463,6 +513,9 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         "run on the ideal platform: ranks launch together, memory ports never contend; every "
         "time must then equal its card within 1 %")(
         "rounds", "print every round of the slowest rank, measured and card")(
+        "core-num", po::value<std::string>()->default_value("1"),
+        "core counts (SPMD blocks per rank) swept for the kernels that take one (host_mesh), "
+        "comma-separated; the report names the smallest within 5 % of the fastest per size")(
         "csv", po::value<std::string>(), "write the points as CSV to FILE")(
         "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
     po::options_description all;
@@ -488,6 +541,22 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     const ReduceOp op = parse_op(vm["op"].as<std::string>());
     const std::vector<std::string> kernels = parse_kernels(vm["kernels"].as<std::string>(), err);
     const std::vector<int> ranks = parse_ranks(vm["ranks"].as<std::string>(), platform.devices);
+    std::vector<int> core_nums;
+    for (const std::string& item : split(vm["core-num"].as<std::string>())) {
+      std::size_t used = 0;
+      int n = 0;
+      try {
+        n = std::stoi(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (item.empty() || used != item.size() || n < 1 || n > platform.vector_cores) {
+        throw InputError("--core-num: '" + item + "' is not a core count from 1 to " +
+                         std::to_string(platform.vector_cores) + " (vector.cores)");
+      }
+      core_nums.push_back(n);
+    }
+    if (core_nums.empty()) throw InputError("--core-num: no core count given");
     const std::uint64_t min_bytes =
         parse_bytes("-b/--minbytes", vm["minbytes"].as<std::string>(), dtype);
     const std::uint64_t max_bytes =
@@ -510,28 +579,33 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     std::vector<Point> points;
     std::vector<RunRequest> requests;
     for (const std::string& kernel : kernels) {
+      const bool takes_core_num = find_kernel(kernel).takes_core_num;
       for (int p : ranks) {
-        for (std::uint64_t elements : sizes) {
-          RunRequest request;
-          request.platform = platform;
-          for (int d = 0; d < p; ++d) request.devices.push_back(d);
-          request.problem.ranks = p;
-          request.problem.elements = elements;
-          request.problem.dtype = dtype;
-          request.problem.op = op;
-          if (const char* mode = builtin_mode(kernel)) request.problem.mode = mode;
-          request.kernel = kernel;
-          Point& point = points.emplace_back();
-          point.kernel = kernel;
-          point.ranks = p;
-          point.elements = elements;
-          try {
-            point.card = cost_card(kernel, request.problem, platform);
-          } catch (const InputError& e) {
-            point.run.error = e.what();
-            point.run.result.request = request;
+        for (int core_num : takes_core_num ? core_nums : std::vector<int>{1}) {
+          for (std::uint64_t elements : sizes) {
+            RunRequest request;
+            request.platform = platform;
+            for (int d = 0; d < p; ++d) request.devices.push_back(d);
+            request.problem.ranks = p;
+            request.problem.elements = elements;
+            request.problem.dtype = dtype;
+            request.problem.op = op;
+            request.problem.core_num = core_num;
+            if (const char* mode = builtin_mode(kernel)) request.problem.mode = mode;
+            request.kernel = kernel;
+            Point& point = points.emplace_back();
+            point.kernel = kernel;
+            point.ranks = p;
+            point.core_num = core_num;
+            point.elements = elements;
+            try {
+              point.card = cost_card(kernel, request.problem, platform);
+            } catch (const InputError& e) {
+              point.run.error = e.what();
+              point.run.result.request = request;
+            }
+            requests.push_back(request);
           }
-          requests.push_back(request);
         }
       }
     }
@@ -583,6 +657,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     print_points(out, points, vm.count("rounds") > 0);
     print_nccl_tables(out, points);
     print_crossovers(out, points, ideal_points, ranks, sizes, element);
+    print_core_counts(out, points);
 
     int card_failures = 0;
     int time_misses = 0;

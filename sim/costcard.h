@@ -16,6 +16,10 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
 // nccl-tests' bus bandwidth of an allreduce: algbw x 2(P-1)/P.
 double allreduce_busbw(double algbw, int ranks);
 
+// The question users ask of a core-count sweep: index of the smallest core count (times listed
+// by ascending core count) whose time is within `margin` (0.05: 5 %) of the fastest.
+std::size_t smallest_near_best(const std::vector<double>& times_ns, double margin);
+
 // A ring that beats the mesh by this much or less (in % of the mesh's time) only ties with it:
 // run-to-run noise on hardware and the model's own error are larger than that.
 constexpr double kCrossoverTiePercent = 1.0;

@@ -54,7 +54,9 @@ MemoryEstimate estimate_memory(const RunRequest& request, const Layout& layout) 
   // The last device's storage grows by reallocation: its old copy lives next to the new one.
   estimate.global_memory = ranks * (signals + payload) + payload;
   estimate.staging = request.timing_only ? 0 : tensor;
-  estimate.unified_buffers = request.timing_only ? 0 : ranks * config.ub_physical_bytes;
+  estimate.unified_buffers = request.timing_only ? 0
+                                                 : ranks * static_cast<std::uint64_t>(p.core_num) *
+                                                       config.ub_physical_bytes;
   if (request.record_schedule || !request.vcd_path.empty()) {
     // A kernel walks its slice tile by tile, touching every peer per tile.
     const std::uint64_t tiles = ceil_div(tensor * ranks, config.ub_usable_bytes) + 1;

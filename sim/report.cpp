@@ -18,6 +18,43 @@ double ps_to_ns(std::uint64_t ps) {
   return static_cast<double>(ps) / 1000.0;
 }
 
+// The records the round tables show: every block's with core_num > 1, else every rank's.
+const std::vector<RankStats>& round_owners(const RunResult& result) {
+  return result.blocks.empty() ? result.ranks : result.blocks;
+}
+
+// "R" for a rank, "R.B" for block B of rank R when the run has blocks.
+std::string owner_label(const RunResult& result, const RankStats& s) {
+  return std::to_string(s.rank) + (result.blocks.empty() ? "" : "." + std::to_string(s.block));
+}
+
+void print_blocks(std::ostream& out, const RunResult& result) {
+  out << "\nrank  block  remote_read_B  notifies  waits  polls   start_ns       finish_ns\n";
+  for (const RankStats& s : result.blocks) {
+    out << std::setw(4) << s.rank << std::setw(7) << s.block << std::setw(15) << s.remote_read_bytes
+        << std::setw(10) << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls
+        << std::setw(11) << ps_to_ns(s.start_ps) << std::setw(16)
+        << (s.finished ? ps_to_ns(s.finish_ps) : 0.0) << (s.finished ? "" : "  (blocked)") << "\n";
+  }
+}
+
+// One line per synchronisation instruction the codegen emitted in a round.
+void print_sync(std::ostream& out, const RunResult& result) {
+  out << "\nsync instructions (codegen " << result.request.platform.codegen.name << ")\n"
+      << "rank  round  instruction       count        time_ns\n";
+  for (const RankStats& s : round_owners(result)) {
+    for (const RoundRecord& r : s.rounds) {
+      for (int k = 0; k < kSyncInstructions; ++k) {
+        if (r.sync[k].count == 0) continue;
+        out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  "
+            << std::left << std::setw(14) << to_string(static_cast<SyncInstruction>(k))
+            << std::right << std::setw(9) << r.sync[k].count << std::setw(15)
+            << ps_to_ns(r.sync[k].ps) << "\n";
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // nccl-tests' definitions: algbw = bytes per rank / time; busbw = algbw x 2(P-1)/P for an
@@ -44,7 +81,10 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
   out << " on " << q.platform.name << " (" << to_string(q.platform.topology) << ", "
       << q.platform.dma_queues << " DMA queue" << (q.platform.dma_queues == 1 ? "" : "s")
       << "), P = " << p.ranks << ", " << p.elements << " x " << to_string(p.dtype) << " ("
-      << p.bytes() << " B) per rank, op " << to_string(p.op) << "\n";
+      << p.bytes() << " B) per rank, op " << to_string(p.op);
+  if (p.core_num > 1) out << ", " << p.core_num << " blocks per rank";
+  if (!q.platform.codegen.name.empty()) out << ", codegen " << q.platform.codegen.name;
+  out << "\n";
   if (!q.platform_origin.empty()) out << "config: " << q.platform_origin << "\n";
   out << "\n";
 
@@ -58,32 +98,35 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
         << ps_to_ns(s.start_ps) << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
         << (s.finished ? "" : "  (blocked)") << "\n";
   }
+  if (!result.blocks.empty()) print_blocks(out, result);
   // The phase column is as wide as the longest phase name, so no name shifts the columns.
+  const std::vector<RankStats>& owners = round_owners(result);
   std::size_t phase_width = std::string("phase").size();
-  for (const RankStats& s : result.ranks) {
+  for (const RankStats& s : owners) {
     for (const RoundRecord& r : s.rounds) phase_width = std::max(phase_width, r.phase.size());
   }
   const std::size_t shown =
-      options.ranks_shown > 0 ? std::min<std::size_t>(static_cast<std::size_t>(options.ranks_shown),
-                                                      result.ranks.size())
-                              : result.ranks.size();
+      options.ranks_shown > 0
+          ? std::min<std::size_t>(static_cast<std::size_t>(options.ranks_shown), owners.size())
+          : owners.size();
   out << "\nrank  round  " << std::left << std::setw(static_cast<int>(phase_width)) << "phase"
       << std::right
       << "     start_ns    barrier_ns   transfer_ns     reduce_ns         bytes  remote_bytes\n";
   for (std::size_t i = 0; i < shown; ++i) {
-    const RankStats& s = result.ranks[i];
+    const RankStats& s = owners[i];
     for (const RoundRecord& r : s.rounds) {
-      out << std::setw(4) << s.rank << std::setw(7) << r.round << "  " << std::left
+      out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  " << std::left
           << std::setw(static_cast<int>(phase_width)) << r.phase << std::right << std::setw(13)
           << ps_to_ns(r.start_ps) << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14)
           << ps_to_ns(r.transfer_ps) << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14)
           << r.bytes << std::setw(14) << r.remote_bytes << "\n";
     }
   }
-  if (shown < result.ranks.size()) {
-    out << "(rounds of ranks 0-" << shown - 1 << " of " << result.ranks.size()
+  if (shown < owners.size()) {
+    out << "(rounds of ranks 0-" << shown - 1 << " of " << owners.size()
         << " shown; --ranks-shown all shows every rank, --json writes them all)\n";
   }
+  if (!q.platform.codegen.name.empty()) print_sync(out, result);
 }
 
 // The verdict after a run that did not complete or whose result is wrong.
@@ -161,6 +204,8 @@ std::string to_json(const RunResult& result) {
   j["elements"] = p.elements;
   j["bytes_per_rank"] = p.bytes();
   j["dma_queues"] = q.platform.dma_queues;
+  if (p.core_num > 1) j["core_num"] = p.core_num;
+  if (!q.platform.codegen.name.empty()) j["codegen"] = q.platform.codegen.name;
   j["device_time_ns"] = result.device_time_ns;
   if (result.completed) {
     j["algbw_GBps"] = algbw_GBps(result);
@@ -189,16 +234,39 @@ std::string to_json(const RunResult& result) {
                           {"start_ns", ps_to_ns(s.start_ps)},
                           {"finish_ns", ps_to_ns(s.finish_ps)},
                           {"finished", s.finished}});
+  }
+  for (const RankStats& s : result.blocks) {
+    j["blocks"].push_back({{"rank", s.rank},
+                           {"block", s.block},
+                           {"remote_read_bytes", s.remote_read_bytes},
+                           {"notifies", s.notifies},
+                           {"waits", s.waits},
+                           {"polls", s.polls},
+                           {"start_ns", ps_to_ns(s.start_ps)},
+                           {"finish_ns", ps_to_ns(s.finish_ps)},
+                           {"finished", s.finished}});
+  }
+  for (const RankStats& s : round_owners(result)) {
     for (const RoundRecord& r : s.rounds) {
-      j["rounds"].push_back({{"rank", s.rank},
-                             {"round", r.round},
-                             {"phase", r.phase},
-                             {"start_ns", ps_to_ns(r.start_ps)},
-                             {"barrier_ns", ps_to_ns(r.barrier_ps)},
-                             {"transfer_ns", ps_to_ns(r.transfer_ps)},
-                             {"reduce_ns", ps_to_ns(r.reduce_ps)},
-                             {"bytes", r.bytes},
-                             {"remote_bytes", r.remote_bytes}});
+      ordered_json round = {{"rank", s.rank}};
+      if (!result.blocks.empty()) round["block"] = s.block;
+      round["round"] = r.round;
+      round["phase"] = r.phase;
+      round["start_ns"] = ps_to_ns(r.start_ps);
+      round["barrier_ns"] = ps_to_ns(r.barrier_ps);
+      round["transfer_ns"] = ps_to_ns(r.transfer_ps);
+      round["reduce_ns"] = ps_to_ns(r.reduce_ps);
+      round["bytes"] = r.bytes;
+      round["remote_bytes"] = r.remote_bytes;
+      if (!q.platform.codegen.name.empty()) {
+        round["sync"] = ordered_json::object();
+        for (int k = 0; k < kSyncInstructions; ++k) {
+          if (r.sync[k].count == 0) continue;
+          round["sync"][to_string(static_cast<SyncInstruction>(k))] = {
+              {"count", r.sync[k].count}, {"ns", ps_to_ns(r.sync[k].ps)}};
+        }
+      }
+      j["rounds"].push_back(round);
     }
   }
   add_explanation(j, result);

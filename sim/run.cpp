@@ -43,6 +43,34 @@ void check_problem(const RunRequest& request) {
   }
 }
 
+}  // namespace
+
+RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
+  RankStats sum;
+  sum.rank = rank;
+  sum.start_ps = UINT64_MAX;
+  sum.finished = true;
+  for (const RankStats& b : blocks) {
+    if (b.rank != rank) continue;
+    sum.device = b.device;
+    sum.remote_read_bytes += b.remote_read_bytes;
+    sum.remote_write_bytes += b.remote_write_bytes;
+    sum.local_bytes += b.local_bytes;
+    sum.notifies += b.notifies;
+    sum.waits += b.waits;
+    sum.polls += b.polls;
+    sum.transfers += b.transfers;
+    sum.reduces += b.reduces;
+    sum.start_ps = std::min(sum.start_ps, b.start_ps);
+    if (b.finish_ps >= sum.finish_ps) sum.rounds = b.rounds;
+    sum.finish_ps = std::max(sum.finish_ps, b.finish_ps);
+    sum.finished = sum.finished && b.finished;
+  }
+  return sum;
+}
+
+namespace {
+
 void check_signals_clear(Platform& platform, RunResult& result) {
   const auto& signals = platform.memory().signals;
   for (int r = 0; r < platform.ranks(); ++r) {
@@ -83,6 +111,12 @@ RunResult run_allreduce(const RunRequest& request) {
   problem.rank_server.clear();
   for (const int device : request.devices)
     problem.rank_server.push_back(request.platform.server_of(device));
+  if (problem.core_num < 1 || problem.core_num > request.platform.vector_cores) {
+    throw InputError("--core-num " + std::to_string(problem.core_num) + ": must be 1.." +
+                     std::to_string(request.platform.vector_cores) + " (vector.cores of " +
+                     request.platform.name + ")");
+  }
+  refuse_core_num(problem, kernel);
   const Layout layout = kernel.layout(problem);
   check_memory(request, layout);
 
@@ -142,17 +176,24 @@ RunResult run_allreduce(const RunRequest& request) {
   for (const BandwidthResource* resource : platform.resources())
     result.resources.push_back({resource->place(), resource->key()});
   for (int r = 0; r < problem.ranks; ++r) {
-    const VectorCore& core = platform.core(r);
-    result.ranks.push_back(core.stats());
-    result.ranks.back().transfer_records =
-        platform.device(request.devices[static_cast<std::size_t>(r)]).dma->records();
-    const RankStats& s = result.ranks.back();
-    first_start = std::min(first_start, s.start_ps);
-    last_finish = std::max(last_finish, s.finish_ps);
-    result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
-    result.schedule.insert(result.schedule.end(), core.schedule().begin(), core.schedule().end());
-    result.schedule_ps.insert(result.schedule_ps.end(), core.schedule_ps().begin(),
-                              core.schedule_ps().end());
+    Device& device = platform.device(request.devices[static_cast<std::size_t>(r)]);
+    for (int b = 0; b < platform.blocks(); ++b) {
+      const VectorCore& core = platform.core(r, b);
+      RankStats s = core.stats();
+      s.transfer_records = device.block_dma(b).records();
+      first_start = std::min(first_start, s.start_ps);
+      last_finish = std::max(last_finish, s.finish_ps);
+      result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
+      result.schedule.insert(result.schedule.end(), core.schedule().begin(), core.schedule().end());
+      result.schedule_ps.insert(result.schedule_ps.end(), core.schedule_ps().begin(),
+                                core.schedule_ps().end());
+      if (platform.blocks() == 1) {
+        result.ranks.push_back(std::move(s));
+      } else {
+        result.blocks.push_back(std::move(s));
+      }
+    }
+    if (platform.blocks() > 1) result.ranks.push_back(sum_blocks(result.blocks, r));
   }
   const std::uint64_t burst = request.platform.dma_burst_bytes;
   for (const RankStats& s : result.ranks) {

@@ -61,7 +61,8 @@ struct RunResult {
   bool signal_clear = false;
   bool signal_must_clear = false;  // the kernel promises a clear signal (KernelSpec::clears_signal)
   std::string signal_residue;      // the first non-zero cell, when there is one
-  std::vector<RankStats> ranks;
+  std::vector<RankStats> ranks;    // with core_num > 1: blocks summed, the last block's rounds
+  std::vector<RankStats> blocks;   // with core_num > 1: every block of every rank, rank by rank
   std::vector<std::string> schedule;       // one line per executed operation, rank by rank
   std::vector<std::uint64_t> schedule_ps;  // when each of those operations was issued
   double device_time_ns = 0;               // latest finish minus earliest start
@@ -75,6 +76,10 @@ struct RunResult {
 
 // Throws InputError for a problem the platform or kernel cannot take. Call once per process.
 RunResult run_allreduce(const RunRequest& request);
+
+// One rank's record over its blocks: counts summed, from its first block's start to its last
+// block's finish, and the rounds of the block that finished last (the one that sets its time).
+RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank);
 
 // Deterministic input of rank `rank`, element `index`: values that make FP16 sums exact.
 double input_value(const Problem& problem, int rank, std::uint64_t index);

@@ -4,6 +4,7 @@
 // profile that loses accuracy fails here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -39,14 +40,18 @@ Validation validate(const std::string& file) {
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::vector<double> simulated_us;
   std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);  // header: kernel,P,payload_bytes,measured_us,simulated_us,error_percent
-  while (std::getline(in, line)) {
+  auto fields_of = [](const std::string& line) {
     std::vector<std::string> fields;
     std::stringstream split(line);
     for (std::string field; std::getline(split, field, ',');) fields.push_back(field);
-    simulated_us.push_back(std::stod(fields.at(4)));
-  }
+    return fields;
+  };
+  std::string line;
+  std::getline(in, line);  // header: kernel,P,[core_num,][codegen,]payload_bytes,...,simulated_us
+  const std::vector<std::string> header = fields_of(line);
+  const auto column = static_cast<std::size_t>(
+      std::find(header.begin(), header.end(), "simulated_us") - header.begin());
+  while (std::getline(in, line)) simulated_us.push_back(std::stod(fields_of(line).at(column)));
   EXPECT_EQ(simulated_us.size(), v.data.points.size());
   if (simulated_us.size() == v.data.points.size()) {
     v.summary = summarise_errors(v.data.points, simulated_us);

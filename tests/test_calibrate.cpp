@@ -91,7 +91,7 @@ TEST(Calibrate, ErrorArithmeticMatchesHandComputation) {
 
 TEST(Calibrate, FamiliesSplitTheErrorsByKernelAndRankCount) {
   MeasuredData data = read_measurements(kData + "/validate-hand.csv");
-  data.points.push_back({"ring", 2, 1024, 50.0});
+  data.points.push_back({"ring", 2, 1024, 50.0, 1, ""});
   // mesh P=2 +10 %, mesh P=4 -25 %, ring P=2 +40 %: three families, ordered by kernel, then P.
   const ErrorSummary summary = summarise_errors(data.points, {110.0, 150.0, 70.0});
   const std::vector<FamilyError> families = summarise_families(data.points, summary);
@@ -104,6 +104,23 @@ TEST(Calibrate, FamiliesSplitTheErrorsByKernelAndRankCount) {
   EXPECT_EQ(families[2].kernel, "ring");
   EXPECT_EQ(families[2].points, 1);
   EXPECT_DOUBLE_EQ(families[2].mean_abs_percent, 40.0);
+}
+
+TEST(Calibrate, CodegenChangeIsTheMedianOfTheLegsAgainstTheSimulatedChange) {
+  // Legs in file order: before 100, 200; after 90, 150: changes -10 % and -25 %, median -17.5 %.
+  // Simulated before 100 us, after 95 us: -5 %. A size with one profile only is left out.
+  std::vector<MeasuredPoint> points = {
+      {"builtin_mesh", 2, 1024, 100, 1, "before"}, {"builtin_mesh", 2, 1024, 200, 1, "before"},
+      {"builtin_mesh", 2, 1024, 90, 1, "after"},   {"builtin_mesh", 2, 1024, 150, 1, "after"},
+      {"builtin_mesh", 2, 4096, 300, 1, "before"},
+  };
+  const ErrorSummary summary = summarise_errors(points, {100, 100, 95, 95, 300});
+  const std::vector<CodegenChange> changes = codegen_changes(points, summary);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].payload_bytes, 1024u);
+  EXPECT_EQ(changes[0].legs, 2);
+  EXPECT_DOUBLE_EQ(changes[0].measured_percent, -17.5);
+  EXPECT_NEAR(changes[0].simulated_percent, -5.0, 1e-9);
 }
 
 TEST(Calibrate, ExactPointMakesGeometricMeanZero) {

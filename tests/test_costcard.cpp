@@ -141,6 +141,13 @@ INSTANTIATE_TEST_SUITE_P(Calibrated, IdealCard,
 // latencies (L2-resident windows, a near link) the other readers and the device's own loads
 // queued behind one reader's link backlog: the mesh came out 18 % over its card. Fixed
 // synchronisation costs are charged too, so the barrier's terms are checked with it.
+TEST(CoreCounts, SmallestCoreCountWithinFivePercentOfTheFastest) {
+  // Times for 1, 2, 4, 8, 16 cores: the fastest is 50 (16 cores); 52 (8 cores) is within 5 %
+  // of it (52.5), 60 (4 cores) is not.
+  EXPECT_EQ(smallest_near_best({100, 60, 52, 55, 50}, 0.05), 2u);
+  EXPECT_EQ(smallest_near_best({40, 60, 52}, 0.05), 0u);
+}
+
 TEST(IdealCardFastQueue, MeshWhosePullsOutrunTheirLinksMatchesItsCard) {
   PlatformConfig platform = ideal_platform(a2a3());
   platform.dma_remote_bytes_per_cycle = 32;

@@ -1,0 +1,89 @@
+// The host mesh builtin (`builtin.tensor.allreduce`, HOST orchestrator, mode mesh): the pull
+// design run as core_num SPMD blocks per rank. 256-element tiles are dealt round-robin to the
+// blocks; block b owns column b of the [P, core_num] signal (its lane). Per tile the block
+// stages its own input tile into the window, runs a full-mesh barrier on its lane (notify every
+// peer, wait for every peer: each notify behind a pipe barrier), pulls the tile from every peer
+// and reduces it, and stores the result into y. A final barrier on the lane keeps the window
+// alive until no peer reads it, and a self-clearing epilogue takes -(tiles + 1) back from
+// every peer cell of the lane. The host path takes Sum and FP32 only (spec 3.3).
+// Per block with T tiles: notifies (P-1)(T+1) + (P-1), waits (P-1)(T+1), remote bytes
+// (P-1) x its tiles' bytes; per rank the sums over its blocks.
+#include "kernels/host_mesh.h"
+
+#include <string>
+
+#include "kernels/api.h"
+#include "kernels/registry.h"
+
+namespace ars {
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> host_mesh_block_tiles(std::uint64_t elements,
+                                                                           int block, int blocks) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles;
+  const auto stride = static_cast<std::uint64_t>(blocks) * kHostMeshTileElements;
+  for (std::uint64_t offset = static_cast<std::uint64_t>(block) * kHostMeshTileElements;
+       offset < elements; offset += stride) {
+    tiles.emplace_back(offset, std::min(kHostMeshTileElements, elements - offset));
+  }
+  return tiles;
+}
+
+namespace kernels {
+namespace {
+
+Layout layout(const Problem& p) {
+  refuse_call_options(p, "host_mesh", false);
+  refuse_outside_host_path(p, "host_mesh");
+  return {{{"data", p.elements}}, {{"signal", p.ranks, p.core_num}}};
+}
+
+void body(Rank& r) {
+  const int ranks = r.ranks();
+  const int me = r.rank();
+  const int lane = r.block();
+  const Tensor x = r.input();
+  const Tensor y = r.output();
+  const Tensor data = r.window("data");
+  const Signal signal = r.signal("signal");
+  const auto tiles = host_mesh_block_tiles(r.problem().elements, lane, r.blocks());
+  const auto tile_count = static_cast<std::int32_t>(tiles.size());
+  const Tile acc = r.alloc(kHostMeshTileElements, DType::FP32);
+  const Tile incoming = r.alloc(kHostMeshTileElements, DType::FP32);
+
+  r.begin_round("exchange");
+  for (std::int32_t k = 0; k < tile_count; ++k) {
+    const auto [offset, count] = tiles[static_cast<std::size_t>(k)];
+    r.load(acc, x, offset, count);
+    r.store(acc, data, offset, count);
+    barrier(r, signal, lane, k + 1);
+    for (int i = 1; i < ranks; ++i) {
+      r.remote_load(incoming, data, (me + i) % ranks, offset, count);
+      r.reduce(acc, incoming, count);
+    }
+    r.store(acc, y, offset, count);
+  }
+  r.begin_round("final barrier");
+  barrier(r, signal, lane, tile_count + 1);
+  // Every peer's block added tiles + 1 to this lane's cells; taking it back clears the signal.
+  r.begin_round("epilogue");
+  for (int src = 0; src < ranks; ++src) {
+    if (src != me) r.notify(signal, me, src, lane, -(tile_count + 1), NotifyOp::AtomicAdd);
+  }
+  r.release(incoming);
+  r.release(acc);
+}
+
+}  // namespace
+
+extern const KernelSpec kHostMesh{
+    "host_mesh",
+    "host builtin mesh: core_num blocks per rank, 256-element tiles dealt round-robin, a "
+    "barrier per tile on the block's signal lane, FP32 Sum",
+    true,
+    layout,
+    body,
+    true,
+    true};
+
+}  // namespace kernels
+}  // namespace ars

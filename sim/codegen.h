@@ -1,0 +1,20 @@
+// Codegen profiles: small INI overlays (configs/codegen/*.ini, section [codegen]) that say which
+// synchronisation instructions a compiler build emits around signals, so the same kernel can
+// run under two builds and be compared. Their costs stay in the platform's sync.* keys.
+#pragma once
+
+#include <string>
+
+#include "models/platform_config.h"
+
+namespace ars {
+
+// Resolves `--codegen`: a name in configs/codegen/ (before, after) or a path to an INI file.
+std::string resolve_codegen_path(const std::string& name_or_path);
+
+// Reads the profile at `path` into `config.codegen`; throws InputError naming the file, key or
+// value. Keys: name, notify_barrier (pipe_all | drain | none), notify_flush (0 | 1),
+// notify_dsb (0 | 1), wait_invalidate (every_wait | wait_all | none), store_fence (0 | 1).
+void load_codegen(const std::string& path, PlatformConfig& config);
+
+}  // namespace ars

@@ -1,0 +1,318 @@
+// Many vector cores per rank: blocks sharing a device's link and memory port (times worked out
+// by hand at 1 GHz, a cycle is 1 ns), the host mesh builtin's tile dealing, signal lanes, exact
+// counts and golden results, the InCore builtins' refusal, and codegen profiles changing
+// exactly the instructions they name.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "kernels/api.h"
+#include "kernels/host_mesh.h"
+#include "models/platform.h"
+#include "sim/run.h"
+#include "tests/run_process.h"
+
+namespace ars {
+namespace {
+
+constexpr std::uint64_t kElements = 4096;  // FP32: 16384 B, 32 bursts of 512 B
+
+std::uint64_t now_ps() {
+  return sc_core::sc_time_stamp().value();
+}
+
+// Full mesh of two devices; the link (16 B/ns) and, when `slow_memory`, the memory port
+// (16 B/ns) are the bottlenecks; DMA queues stream at 64 B/ns remote, 32 B/ns local.
+PlatformConfig two_block_config(bool slow_memory) {
+  PlatformConfig c;
+  c.clock_GHz = 1.0;
+  c.devices = 2;
+  c.vector_cores = 2;
+  c.gm_read_latency_cycles = 1000;
+  c.gm_write_latency_cycles = 300;
+  c.gm_bandwidth_GBps = slow_memory ? 16 : 1600;
+  c.dma_setup_cycles = 100;
+  c.dma_mte2_bytes_per_cycle = 32;
+  c.dma_remote_bytes_per_cycle = 64;
+  c.link_bandwidth_GBps = 16;
+  c.link_latency_ns = 1000;
+  return c;
+}
+
+// Blocks of rank 0 listed in `active` each move the 16 KiB tile (a pull from rank 1, or a
+// local load); returns how long each block's transfer took.
+std::vector<std::uint64_t> block_transfers(const std::vector<int>& active, bool remote) {
+  Problem problem;
+  problem.ranks = 2;
+  problem.elements = kElements;
+  problem.core_num = 2;
+  const Layout layout{{{"data", kElements}}, {{"signal", 2, 2}}};
+  std::vector<std::uint64_t> elapsed(2, 0);
+  Platform platform("platform", two_block_config(!remote), {0, 1}, problem, layout,
+                    [&](Rank& r) {
+                      if (r.rank() != 0) return;
+                      if (std::find(active.begin(), active.end(), r.block()) == active.end())
+                        return;
+                      const Tile tile = r.alloc(kElements, DType::FP32);
+                      const std::uint64_t begin = now_ps();
+                      if (remote) {
+                        r.remote_load(tile, r.window("data"), 1, 0, kElements);
+                      } else {
+                        r.load(tile, r.input(), 0, kElements);
+                      }
+                      elapsed[static_cast<std::size_t>(r.block())] = now_ps() - begin;
+                    },
+                    {});
+  EXPECT_TRUE(platform.run(sc_core::sc_time(1, sc_core::SC_MS)).completed);
+  return elapsed;
+}
+
+// A pull alone: the link streams 32 bursts of 32 ns from the setup on (100 + 1024 ns); the
+// request's flight, the peer's GM read and the data's flight add 3000 ns: 4124 ns.
+TEST(Blocks, OneBlockPullingAloneHasTheLinkToItself) {
+  EXPECT_EQ(block_transfers({1}, true)[1], 4124000u);
+}
+
+// Two blocks pull over the same link direction at once: it carries 64 bursts, so the later
+// block ends at 100 + 2048 + 3000 = 5148 ns and the earlier up to one burst (32 ns) before.
+TEST(Blocks, TwoBlocksPullingOverOneLinkShareIt) {
+  const std::vector<std::uint64_t> t = block_transfers({0, 1}, true);
+  EXPECT_EQ(std::max(t[0], t[1]), 5148000u);
+  EXPECT_GE(std::min(t[0], t[1]), 5148000u - 32000u);
+}
+
+// A local load alone on a 16 B/ns memory port: the queue issues at 32 B/ns, the port takes
+// 1024 ns for the 16 KiB; setup 100 + 1024 + GM read latency 1000 = 2124 ns.
+TEST(Blocks, OneBlockLoadingAloneHasTheMemoryPortToItself) {
+  EXPECT_EQ(block_transfers({0}, false)[0], 2124000u);
+}
+
+// Two blocks load through the device's one port: 2048 ns of port time, so the later ends at
+// 100 + 2048 + 1000 = 3148 ns, the earlier up to one burst (512 B / 16 B/ns = 32 ns) before.
+TEST(Blocks, TwoBlocksLoadingThroughOneMemoryPortShareIt) {
+  const std::vector<std::uint64_t> t = block_transfers({0, 1}, false);
+  EXPECT_EQ(std::max(t[0], t[1]), 3148000u);
+  EXPECT_GE(std::min(t[0], t[1]), 3148000u - 32000u);
+}
+
+using Tiles = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+TEST(HostMesh, TilesAreDealtRoundRobinToTheBlocks) {
+  // 1300 elements: five full 256-element tiles and one of 20.
+  EXPECT_EQ(host_mesh_block_tiles(1300, 1, 4), (Tiles{{256, 256}, {1280, 20}}));
+  EXPECT_EQ(host_mesh_block_tiles(1300, 3, 4), (Tiles{{768, 256}}));
+  EXPECT_EQ(host_mesh_block_tiles(1300, 0, 1).size(), 6u);
+  EXPECT_EQ(host_mesh_block_tiles(100, 0, 8), (Tiles{{0, 100}}));
+  EXPECT_TRUE(host_mesh_block_tiles(100, 1, 8).empty());
+}
+
+RunRequest host_mesh_request(int ranks, int core_num, std::uint64_t elements) {
+  RunRequest request;
+  for (int d = 0; d < ranks; ++d) request.devices.push_back(d);
+  request.platform.vector_cores = 8;
+  request.kernel = "host_mesh";
+  request.problem.elements = elements;
+  request.problem.core_num = core_num;
+  return request;
+}
+
+TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
+  // P = 3, two blocks, 600 elements: tiles 0 and 2 go to block 0, tile 1 to block 1. Block 1 of
+  // rank 1 owns column 1: it adds to cell [1,1] of each peer and waits on its own [0,1], [2,1].
+  RunRequest request = host_mesh_request(3, 2, 600);
+  request.record_schedule = true;
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.correct);
+  std::vector<std::string> lines;
+  for (const std::string& line : result.schedule) {
+    if (line.rfind("rank=1 block=1 op=notify", 0) == 0 ||
+        line.rfind("rank=1 block=1 op=wait", 0) == 0)
+      lines.push_back(line.substr(std::string("rank=1 block=1 op=").size()));
+  }
+  const std::vector<std::string> expected = {
+      // tile 1: its barrier at generation 1
+      "notify peer=0 cell=signal[1,1] AtomicAdd value=1",
+      "notify peer=2 cell=signal[1,1] AtomicAdd value=1",
+      "wait cell=signal[0,1] Ge expected=1",
+      "wait cell=signal[2,1] Ge expected=1",
+      // the final barrier at tiles + 1 = 2
+      "notify peer=0 cell=signal[1,1] AtomicAdd value=1",
+      "notify peer=2 cell=signal[1,1] AtomicAdd value=1",
+      "wait cell=signal[0,1] Ge expected=2",
+      "wait cell=signal[2,1] Ge expected=2",
+      // the epilogue takes -(tiles + 1) back from the lane's peer cells
+      "notify peer=1 cell=signal[0,1] AtomicAdd value=-2",
+      "notify peer=1 cell=signal[2,1] AtomicAdd value=-2",
+  };
+  EXPECT_EQ(lines, expected);
+}
+
+struct CountCase {
+  int ranks;
+  int core_num;
+  std::uint64_t elements;
+};
+
+void PrintTo(const CountCase& c, std::ostream* out) {
+  *out << "P=" << c.ranks << " core_num=" << c.core_num << " N=" << c.elements;
+}
+
+class HostMeshCounts : public ::testing::TestWithParam<CountCase> {};
+
+// Per block with T tiles: notifies (P-1)(T+1) + (P-1), waits (P-1)(T+1), remote bytes (P-1) x
+// its tiles' bytes; per rank the sums over its blocks. The result matches the golden and the
+// signal ends all zero.
+TEST_P(HostMeshCounts, EveryRankAndBlockSignalsExactlyAsItsTilesSay) {
+  const CountCase c = GetParam();
+  const RunResult result = run_allreduce(host_mesh_request(c.ranks, c.core_num, c.elements));
+  ASSERT_TRUE(result.completed);
+  EXPECT_TRUE(result.correct);
+  EXPECT_TRUE(result.signal_clear);
+  const std::uint64_t peers = static_cast<std::uint64_t>(c.ranks - 1);
+  std::uint64_t rank_notifies = 0;
+  std::uint64_t rank_waits = 0;
+  for (int b = 0; b < c.core_num; ++b) {
+    const Tiles tiles = host_mesh_block_tiles(c.elements, b, c.core_num);
+    std::uint64_t bytes = 0;
+    for (const auto& tile : tiles) bytes += 4 * tile.second;
+    const std::uint64_t notifies = peers * (tiles.size() + 1) + peers;
+    const std::uint64_t waits = peers * (tiles.size() + 1);
+    rank_notifies += notifies;
+    rank_waits += waits;
+    if (c.core_num == 1) continue;
+    ASSERT_EQ(result.blocks.size(), static_cast<std::size_t>(c.ranks * c.core_num));
+    for (int r = 0; r < c.ranks; ++r) {
+      const RankStats& s = result.blocks[static_cast<std::size_t>(r * c.core_num + b)];
+      EXPECT_EQ(s.rank, r);
+      EXPECT_EQ(s.block, b);
+      EXPECT_EQ(s.notifies, notifies) << "rank " << r << " block " << b;
+      EXPECT_EQ(s.waits, waits) << "rank " << r << " block " << b;
+      EXPECT_EQ(s.remote_read_bytes, peers * bytes) << "rank " << r << " block " << b;
+    }
+  }
+  for (const RankStats& s : result.ranks) {
+    EXPECT_EQ(s.notifies, rank_notifies) << "rank " << s.rank;
+    EXPECT_EQ(s.waits, rank_waits) << "rank " << s.rank;
+    EXPECT_EQ(s.remote_read_bytes, peers * 4 * c.elements) << "rank " << s.rank;
+  }
+}
+
+std::vector<CountCase> count_cases() {
+  std::vector<CountCase> cases;
+  for (int ranks : {2, 3, 4, 8}) {
+    for (int core_num : {1, 2, 8}) {
+      // One element, one tile and a bit, and 16 full tiles plus a short one.
+      for (std::uint64_t elements : {1u, 257u, 4196u}) cases.push_back({ranks, core_num, elements});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(PxCoreNum, HostMeshCounts, ::testing::ValuesIn(count_cases()),
+                         [](const ::testing::TestParamInfo<CountCase>& info) {
+                           return "P" + std::to_string(info.param.ranks) + "_cores" +
+                                  std::to_string(info.param.core_num) + "_N" +
+                                  std::to_string(info.param.elements);
+                         });
+
+TEST(HostMesh, OneMiBOnFourDevicesWithEightCoresPrintsOk) {
+  const test::ProcessResult p =
+      test::run_binary({"-p", "a2a3-910b2", "-d", "0,1,2,3", "--kernel", "host_mesh", "--core-num",
+                        "8", "--size", "1MiB"});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("\nOK\n"), std::string::npos);
+  EXPECT_NE(p.out.find("8 blocks per rank"), std::string::npos);
+}
+
+TEST(HostMesh, RecordsJsonAndWaveformShowEveryBlockApart) {
+  test::ScratchDir dir;
+  const test::ProcessResult p =
+      test::run_binary({"-p", "a2a3-910b2", "-d", "0,1", "--kernel", "host_mesh", "--core-num", "2",
+                        "--size", "2KiB", "--json", dir / "run.json", "--vcd", dir / "run.vcd"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  // Per-block table and round rows labelled rank.block.
+  EXPECT_NE(p.out.find("rank  block  remote_read_B"), std::string::npos);
+  EXPECT_NE(p.out.find("\n 1.1      0  exchange"), std::string::npos) << p.out;
+  const std::string json = test::read_file(dir / "run.json");
+  EXPECT_NE(json.find("\"core_num\": 2"), std::string::npos);
+  EXPECT_NE(json.find("\"blocks\": ["), std::string::npos);
+  EXPECT_NE(json.find("\"block\": 1"), std::string::npos);
+  const std::string vcd = test::read_file(dir / "run.vcd");
+  for (const char* scope : {"core0", "core1", "dma0", "dma1", "ub0", "ub1"}) {
+    EXPECT_NE(vcd.find(std::string("$scope module ") + scope + " "), std::string::npos) << scope;
+  }
+}
+
+struct Refusal {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+TEST(HostMesh, RefusesWhatTheHostPathDoesNotTake) {
+  const std::vector<Refusal> refusals = {
+      {{"--kernel", "host_mesh", "--op", "max"},
+       "host_mesh: op max is not supported (the host mesh reduces with Sum only)"},
+      {{"--kernel", "host_mesh", "--dtype", "fp16"},
+       "host_mesh: dtype fp16 is not supported (the host mesh takes FP32 only)"},
+      {{"--kernel", "host_mesh", "--core-num", "49", "-p", "a2a3-910b2"},
+       "--core-num 49: must be 1..48 (vector.cores of a2a3-910b2)"},
+      {{"--kernel", "builtin", "--core-num", "2", "-p", "a2a3-910b2"},
+       "--core-num 2: pld.tensor.allreduce is an InCore composite that runs on one vector core "
+       "(core_num must be 1)"},
+      {{"--kernel", "ring", "--core-num", "2", "-p", "a2a3-910b2"},
+       "--core-num 2: kernel ring runs one block per rank; only host_mesh takes core_num"},
+  };
+  for (const Refusal& r : refusals) {
+    const test::ProcessResult p = test::run_binary(r.args);
+    EXPECT_EQ(p.exit_code, 2) << r.message;
+    EXPECT_NE(p.err.find(r.message), std::string::npos) << p.err;
+  }
+}
+
+// The builtin mesh at P = 4 with three 16 KiB chunks under the two codegen profiles: `after`
+// drops the pipe barrier before every notify and keeps one invalidate per wait-all loop (the
+// ready barrier and one per chunk: 4) instead of one per wait; every other line is the same.
+TEST(Codegen, ProfilesChangeExactlyTheInstructionsTheyName) {
+  test::ScratchDir dir;
+  std::vector<std::vector<std::string>> kept(2);
+  std::vector<std::vector<std::string>> lines(2);
+  const std::vector<std::string> profiles = {"before", "after"};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string dump = dir / (profiles[i] + ".schedule");
+    const test::ProcessResult p = test::run_binary(
+        {"-p", "a2a3-910b2", "--size", "48KiB", "--codegen", profiles[i], "--dump-schedule", dump});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    std::istringstream text(test::read_file(dump));
+    for (std::string line; std::getline(text, line);) {
+      lines[i].push_back(line);
+      if (line.find(" op=pipe_barrier") == std::string::npos &&
+          line.find(" op=invalidate") == std::string::npos)
+        kept[i].push_back(line);
+    }
+  }
+  EXPECT_EQ(kept[0], kept[1]);
+  auto count = [](const std::vector<std::string>& in, const std::string& word, int rank) {
+    const std::string prefix = "rank=" + std::to_string(rank) + " op=" + word;
+    return std::count_if(in.begin(), in.end(),
+                         [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
+  };
+  for (int rank = 0; rank < 4; ++rank) {
+    // Per rank: notifies (P-1)(C+1) + (P-1) = 15, waits (P-1)(C+1) = 12, wait loops C+1 = 4.
+    EXPECT_EQ(count(lines[0], "notify", rank), 15);
+    EXPECT_EQ(count(lines[0], "pipe_barrier", rank), 15);
+    EXPECT_EQ(count(lines[1], "pipe_barrier", rank), 0);
+    EXPECT_EQ(count(lines[0], "invalidate", rank), 12);
+    EXPECT_EQ(count(lines[1], "invalidate", rank), 4);
+    EXPECT_EQ(count(lines[0], "flush", rank), 15);
+    EXPECT_EQ(count(lines[1], "dsb", rank), 15);
+  }
+}
+
+}  // namespace
+}  // namespace ars
