@@ -255,14 +255,10 @@ po::options_description platform_options(PlatformConfig& config) {
   return options;
 }
 
-namespace {
-
 std::string config_dir() {
   const char* dir = std::getenv("ARS_CONFIG_DIR");
   return dir != nullptr ? dir : ARS_CONFIG_DIR;
 }
-
-}  // namespace
 
 std::vector<std::string> platform_names() {
   std::vector<std::string> names;

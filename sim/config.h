@@ -16,6 +16,9 @@ namespace ars {
 // The options that describe a platform, each bound to its field of `config`.
 boost::program_options::options_description platform_options(PlatformConfig& config);
 
+// The configs/ directory (ARS_CONFIG_DIR overrides it).
+std::string config_dir();
+
 // The platforms of configs/ by name (its *.ini files), sorted.
 std::vector<std::string> platform_names();
 

@@ -159,7 +159,7 @@ const BadInput kRows[] = {
     {"UnknownKernelListsEveryName",
      {"-k", "tree_reduce"},
      nullptr,
-     "builtin_mesh, builtin_ring, builtin"},
+     "builtin_mesh, builtin_ring, host_mesh, builtin"},
     {"UnknownPlatformListsThePlatforms",
      {"-p", "a2a4"},
      nullptr,
