@@ -34,7 +34,7 @@ std::string shape_text(int rows, int cols) {
 void require_builtin_mode(const Problem& problem, const std::string& mode) {
   if (problem.mode != mode) {
     throw InputError("kernel builtin_" + mode + " is the builtin in mode " + mode +
-                     ", but the mode is '" + problem.mode + "' (use --kernel builtin --mode " +
+                     ", but the mode is '" + problem.mode + "' (use --kernel builtin_" +
                      problem.mode + ")");
   }
   refuse_inter(problem, ("builtin_" + mode).c_str());
@@ -58,6 +58,19 @@ void refuse_call_options(const Problem& problem, const char* kernel, bool takes_
     throw InputError(std::string("--signal-shape: ") + kernel +
                      " allocates its own signal; only the builtins and host_ring take one");
   }
+}
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const KernelSpec& k : kernel_registry()) names.emplace_back(k.name);
+  names.emplace_back("builtin");
+  return names;
+}
+
+const char* builtin_mode(const std::string& kernel) {
+  if (kernel == "builtin_mesh") return "mesh";
+  if (kernel == "builtin_ring") return "ring";
+  return nullptr;
 }
 
 void refuse_outside_host_path(const Problem& problem, const char* kernel) {
@@ -87,12 +100,11 @@ void refuse_core_num(const Problem& problem, const KernelSpec& kernel) {
 }
 
 const KernelSpec& find_kernel(const std::string& name) {
-  std::string known;
   for (const KernelSpec& k : kernel_registry()) {
     if (name == k.name) return k;
-    known += known.empty() ? "" : ", ";
-    known += k.name;
   }
+  std::string known;
+  for (const std::string& k : kernel_names()) known += (known.empty() ? "" : ", ") + k;
   throw InputError("unknown kernel '" + name + "' (known: " + known + ")");
 }
 

@@ -51,7 +51,13 @@ void refuse_core_num(const Problem& problem, const KernelSpec& kernel);
 void refuse_outside_host_path(const Problem& problem, const char* kernel);
 
 const std::vector<KernelSpec>& kernel_registry();
-// Throws InputError naming the known kernels when `name` is not one of them.
+// Every name a user may give: the registered kernels and `builtin` (the builtin in the mode
+// --mode chooses: builtin_mesh or builtin_ring).
+std::vector<std::string> kernel_names();
+// "mesh" or "ring" for builtin_mesh and builtin_ring; nullptr for every other kernel, which
+// has no mode.
+const char* builtin_mode(const std::string& kernel);
+// Throws InputError naming every accepted name when `name` is not a registered kernel.
 const KernelSpec& find_kernel(const std::string& name);
 
 }  // namespace ars

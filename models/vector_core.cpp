@@ -146,6 +146,7 @@ void VectorCore::log(const std::string& line) {
   if (!record_schedule_) return;
   const std::string block_part = blocks() > 1 ? " block=" + std::to_string(block()) : "";
   schedule_.push_back("rank=" + std::to_string(rank()) + block_part + " op=" + line);
+  schedule_ps_.push_back(sc_core::sc_time_stamp().value());
 }
 
 void VectorCore::count_sync(SyncInstruction instruction, const sc_time& span) {

@@ -53,6 +53,8 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // Hands the records over once the simulation has ended, leaving the core's empty.
   RankStats release_stats() { return std::move(stats_); }
   std::vector<std::string> release_schedule() { return std::move(schedule_); }
+  // The simulated time (ps) at which each schedule line's operation was issued.
+  const std::vector<std::uint64_t>& schedule_ps() const { return schedule_ps_; }
   void record_schedule(bool on) { record_schedule_ = on; }
   // Publishes how far this rank has come (nullptr: nowhere).
   void report_progress(RunProgress* progress) { progress_ = progress; }
@@ -145,6 +147,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   std::string failure_;
   bool record_schedule_ = false;
   std::vector<std::string> schedule_;
+  std::vector<std::uint64_t> schedule_ps_;
   Faults faults_;
   RunProgress* progress_ = nullptr;
   TraceSink* sink_ = nullptr;

@@ -27,8 +27,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-const char* const kKernels[] = {"builtin_mesh", "builtin_ring", "mesh",     "ring",
-                                "two_phase",    "host_ring",    "host_mesh"};
 constexpr const char* kDefaultKernel = "builtin_mesh";
 
 std::string where(const std::string& path, int line) {
@@ -65,7 +63,7 @@ std::vector<double> simulate(const MeasuredData& data, const PlatformConfig& pla
     request.kernel = point.kernel;
     request.problem.ranks = point.ranks;
     request.problem.elements = point.payload_bytes / dtype_bytes(DType::FP32);
-    request.problem.mode = point.kernel == "builtin_ring" ? "ring" : "mesh";
+    if (const char* mode = builtin_mode(point.kernel)) request.problem.mode = mode;
     request.timing_only = true;
     requests.push_back(request);
   }
@@ -169,6 +167,26 @@ double key_value(const PlatformConfig& config, const std::string& key) {
     throw InputError("--fit: '" + key + "' is not a continuous number and cannot be fitted");
   }
   return defaults[key].as<double>();
+}
+
+// A key in cycles also in us, the unit the README gives times in: " = 255.2 us at 1.8 GHz".
+std::string in_us(const PlatformConfig& config, const std::string& key) {
+  const std::string cycles = "_cycles";
+  if (key.size() < cycles.size() || key.compare(key.size() - cycles.size(), cycles.size(), cycles))
+    return "";
+  const double us = key_value(config, key) / config.clock_GHz / 1000.0;
+  return " = " + significant(us) + " us at " + significant(config.clock_GHz) + " GHz";
+}
+
+// The written profile keeps every value's source tag; the fitted keys say they were fitted.
+std::map<std::string, std::string> fitted_tags(std::map<std::string, std::string> tags,
+                                               const std::vector<std::string>& keys,
+                                               std::size_t points) {
+  for (const std::string& key : keys) {
+    tags[key] = "calibrated: fitted by allreduce-sim calibrate to " + std::to_string(points) +
+                " measured points";
+  }
+  return tags;
 }
 
 void set_key(PlatformConfig& config, const std::string& key, double value) {
@@ -314,10 +332,10 @@ MeasuredData read_measurements(const std::string& path) {
     }
     MeasuredPoint point;
     point.kernel = data.kernel_column ? fields[column["kernel"]] : kDefaultKernel;
-    if (std::find(std::begin(kKernels), std::end(kKernels), point.kernel) == std::end(kKernels)) {
-      throw InputError(at + ": unknown kernel '" + point.kernel +
-                       "' (builtin_mesh, builtin_ring, mesh, ring, two_phase, host_ring or "
-                       "host_mesh)");
+    try {
+      find_kernel(point.kernel);
+    } catch (const InputError& e) {
+      throw InputError(at + ": " + e.what());
     }
     const double ranks = parse_number(fields[column["P"]], "P", at);
     if (ranks < 2 || ranks > 4096 || ranks != std::floor(ranks)) {
@@ -515,7 +533,8 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
     const std::string data_path = vm["data"].as<std::string>();
     const MeasuredData data = read_measurements(data_path);
     const std::string base_path = resolve_platform_path(vm["platform"].as<std::string>());
-    const PlatformConfig base = load_platform(base_path, po::variables_map());
+    const LoadedPlatform loaded = load_platform_sources(base_path, po::variables_map());
+    const PlatformConfig& base = loaded.config;
 
     std::vector<std::string> keys;
     boost::split(keys, vm["fit"].as<std::string>(), boost::is_any_of(","));
@@ -564,7 +583,7 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
         << "fitted keys:\n";
     for (std::size_t i = 0; i < keys.size(); ++i) {
       out << "  " << keys[i] << " = " << significant(std::exp(best.x[i])) << "  (base "
-          << significant(key_value(base, keys[i])) << ")\n";
+          << significant(key_value(base, keys[i])) << ")" << in_us(fitted, keys[i]) << "\n";
     }
     out << "held fixed: every other key, at the base profile's value\n";
     print_table(out, data, summary);
@@ -575,7 +594,7 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
       for (const std::string& key : keys) ini << " " << key;
       ini << "\n# MAPE " << fixed(summary.mean_abs_percent, 2) << " % over " << data.points.size()
           << " points.\n\n"
-          << to_ini(fitted);
+          << to_ini(fitted, fitted_tags(loaded.source, keys, data.points.size()));
       write_file(write_path, ini.str());
       out << "wrote " << write_path << "\n";
     }

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <new>
 #include <sstream>
@@ -14,12 +17,16 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
+#include "sim/calibrate.h"
 #include "sim/codegen.h"
 #include "sim/config.h"
+#include "sim/costcard.h"
 #include "sim/memory_guard.h"
 #include "sim/output_file.h"
 #include "sim/report.h"
 #include "sim/run.h"
+#include "sim/suggest.h"
+#include "sim/vcd_writer.h"
 
 namespace ars {
 
@@ -42,7 +49,76 @@ std::string kernel_list() {
   std::string text;
   for (const KernelSpec& k : kernel_registry())
     text += std::string("  ") + k.name + ": " + k.summary + "\n";
-  return text;
+  return text + "  builtin: builtin_mesh, or builtin_ring with --mode ring\n";
+}
+
+using Subcommand = int (*)(int, const char* const*, std::ostream&, std::ostream&);
+
+// `allreduce-sim NAME ...` runs NAME's entry with argv[0] = NAME.
+struct SubcommandEntry {
+  const char* name;
+  Subcommand main;
+  const char* summary;
+};
+constexpr SubcommandEntry kSubcommands[] = {
+    {"costcard", costcard_main, "sweep kernels x P x sizes against the analytical cost cards"},
+    {"calibrate", calibrate_main, "fit platform keys to measured allreduce times"},
+    {"validate", validate_main, "compare a profile with measured allreduce times"},
+};
+
+std::vector<std::string> subcommand_names() {
+  std::vector<std::string> names;
+  for (const SubcommandEntry& sub : kSubcommands) names.emplace_back(sub.name);
+  return names;
+}
+
+// A first word that is no option must be a subcommand; a kernel's name there is a kernel
+// given without --kernel.
+void refuse_first_word(const std::string& word) {
+  const std::vector<std::string> kernels = kernel_names();
+  if (std::find(kernels.begin(), kernels.end(), word) != kernels.end()) {
+    throw InputError("'" + word + "' is a kernel, not a subcommand: use --kernel " + word);
+  }
+  throw InputError("unknown subcommand '" + word + "'" + did_you_mean(word, subcommand_names()) +
+                   "; the subcommands are " + join(subcommand_names()) +
+                   ", and a run takes options only (--help)");
+}
+
+std::string help_text(const po::options_description& options) {
+  std::ostringstream help;
+  help << "allreduce-sim: a timed SystemC/TLM simulator of allreduce on Ascend-class devices\n\n"
+       << "usage: allreduce-sim [-p PLATFORM] [-d 0,1,2,3] [--kernel K] [--op OP] [--dtype T]\n"
+       << "                     [--size N|NB|NK|NM] [--json FILE] [--vcd FILE] [-q] [platform "
+          "keys]\n"
+       << "       allreduce-sim SUBCOMMAND [options]   (SUBCOMMAND --help for its options)\n\n"
+       << "Subcommands:\n";
+  for (const SubcommandEntry& sub : kSubcommands) {
+    help << "  " << std::left << std::setw(11) << sub.name << sub.summary << "\n";
+  }
+  help << "\nPlatforms (-p NAME, from configs/): " << join(platform_names())
+       << "; or -p PATH.ini\n\n"
+       << options << "\nKernels:\n"
+       << kernel_list()
+       << "\nSizes: a bare number counts elements (--size 64 is 64 x dtype); with a unit it\n"
+       << "counts bytes: B, K or KiB, M or MiB, G or GiB (powers of 1024, as nccl-tests).\n"
+       << "\nExit codes: 0 correct (last line OK), 1 wrong result or a run that cannot finish\n"
+       << "(deadlock, time limit), 2 bad input.\n";
+  return help.str();
+}
+
+int parse_ranks_shown(const std::string& text) {
+  if (text == "all") return 0;
+  std::size_t used = 0;
+  int ranks = 0;
+  try {
+    ranks = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || ranks < 1) {
+    throw InputError("--ranks-shown: '" + text + "' is not a positive rank count or 'all'");
+  }
+  return ranks;
 }
 
 }  // namespace
@@ -104,78 +180,98 @@ ReduceOp parse_op(const std::string& text) {
   throw InputError("--op: unknown reduce op '" + text + "' (sum, max, min or prod)");
 }
 
-std::uint64_t parse_size(const std::string& text, DType dtype) {
+std::uint64_t parse_size(const std::string& text, DType dtype, const std::string& option) {
+  const std::string units = "elements, or bytes with B, K/KiB, M/MiB or G/GiB";
   std::size_t used = 0;
   double number = 0;
   try {
     number = std::stod(text, &used);
   } catch (const std::exception&) {
-    throw InputError("--size: '" + text +
-                     "' is not a size (elements, or bytes with B, KiB, MiB, GiB)");
+    throw InputError(option + ": '" + text + "' is not a size (" + units + ")");
   }
   const std::string unit = text.substr(used);
   double scale = 0;
-  if (unit.empty()) scale = 1;
-  if (unit == "B") scale = 1;
-  if (unit == "KiB") scale = 1024;
-  if (unit == "MiB") scale = 1024.0 * 1024;
-  if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  if (unit.empty() || unit == "B") scale = 1;
+  if (unit == "K" || unit == "k" || unit == "KiB") scale = 1024;
+  if (unit == "M" || unit == "m" || unit == "MiB") scale = 1024.0 * 1024;
+  if (unit == "G" || unit == "g" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
   if (scale == 0 || !(number > 0) || number != std::floor(number)) {
-    throw InputError(
-        "--size: '" + text +
-        "' must be a positive whole number of elements, or of bytes with B, KiB, MiB or GiB");
+    throw InputError(option + ": '" + text + "' must be a positive whole number of " + units);
   }
   if (number * scale > 1e15) {
-    throw InputError("--size: '" + text + "' is beyond 1e15 elements or bytes per rank");
+    throw InputError(option + ": '" + text + "' is beyond 1e15 elements or bytes per rank");
   }
   const auto value = static_cast<std::uint64_t>(number * scale);
   if (unit.empty()) return value;
   if (value % dtype_bytes(dtype) != 0) {
-    throw InputError("--size: " + text + " is not a whole number of " + to_string(dtype) +
+    throw InputError(option + ": " + text + " is not a whole number of " + to_string(dtype) +
                      " elements");
   }
   return value / dtype_bytes(dtype);
 }
 
+std::string resolve_kernel(const std::string& option, const std::string& name,
+                           const std::string& mode, bool mode_given) {
+  const std::vector<std::string> names = kernel_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw InputError(option + ": unknown kernel '" + name + "'" + did_you_mean(name, names) +
+                     "; the kernels are " + join(names));
+  }
+  if (name == "builtin") return "builtin_" + mode;
+  const char* own_mode = builtin_mode(name);
+  if (mode_given && own_mode == nullptr) {
+    throw InputError("--mode: only the builtin has a mode; " + name +
+                     " has none (--kernel builtin --mode " + mode + " runs the builtin)");
+  }
+  if (mode_given && mode != own_mode) {
+    throw InputError("--mode " + mode + " contradicts --kernel " + name +
+                     " (use --kernel builtin_" + mode + ")");
+  }
+  return name;
+}
+
 CommandLine parse_run_request(int argc, const char* const* argv) {
   CommandLine command;
-  PlatformConfig cli_platform;  // receives nothing: platform keys are applied over the file
+  if (argc > 1 && argv[1][0] != '-') refuse_first_word(argv[1]);
   po::options_description run("Run options");
-  run.add_options()("help,h", "show this help")(
+  run.add_options()("help,h", "show this help (with -p, that platform's values)")(
       "platform,p", po::value<std::string>()->default_value("a2a3"),
-      "platform: a name in configs/ (a2a3, ring8, switch16, a2a3-cluster, a3-superpod; a2a3sim = "
-      "a2a3) or an INI path")(
+      "platform: a name in configs/ (listed above; a2a3sim = a2a3) or an INI path")(
       "devices,d", po::value<std::string>()->default_value("0,1,2,3"),
       "devices taking part: comma-separated numbers and ranges A-B, or all; P = their count")(
-      "kernel,k", po::value<std::string>()->default_value("builtin"),
-      "kernel to run (see below); builtin = builtin_mesh or builtin_ring by --mode")(
+      "kernel,k", po::value<std::string>()->default_value("builtin"), "kernel to run (see below)")(
       "op", po::value<std::string>()->default_value("sum"), "reduce op: sum, max, min, prod")(
       "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
       "size", po::value<std::string>()->default_value("64"),
-      "per rank: elements, or bytes with a B/KiB/MiB/GiB suffix")(
+      "per rank: elements, or bytes with a unit (see Sizes)")(
       "mode", po::value<std::string>()->default_value("mesh"),
-      "the builtin's algorithm: mesh or ring")("repeat", po::value<int>()->default_value(1),
-                                               "allreduce calls in one kernel")(
+      "the builtin's algorithm: mesh or ring (only with --kernel builtin)")(
+      "repeat", po::value<int>()->default_value(1), "allreduce calls in one kernel")(
       "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
       "inter", po::value<std::string>(),
       "hierarchical only: the allreduce between servers, ring (default) or rhd")(
+      "quiet,q", "print only the summary: device time, algbw, busbw and the verdict")(
+      "ranks-shown", po::value<std::string>()->default_value("8"),
+      "the per-round table shows this many ranks (all: every rank)")(
       "core-num", po::value<int>()->default_value(1),
       "SPMD blocks per rank, each on its own vector core (host_mesh; at most vector.cores)")(
       "codegen", po::value<std::string>(),
       "codegen profile: a name in configs/codegen/ (before, after) or an INI path")(
       "json", po::value<std::string>(), "write the run as JSON to FILE")(
-      "vcd", po::value<std::string>(), "write a VCD waveform (1 ns unit) to FILE")(
+      "vcd", po::value<std::string>(),
+      "write a VCD waveform (1 ns unit) to FILE, and a GTKWave save file beside it (.gtkw)")(
       "trace", po::value<std::string>(),
       "write a timeline (Chrome Trace Event JSON, opens in ui.perfetto.dev) to FILE")(
       "trace-devices", po::value<std::string>(),
       "the devices --trace shows (same list syntax as -d); default: all that take part")(
       "explain", "print the critical path step by step, across ranks")(
       "dump-schedule", po::value<std::string>(), "write every rank's executed operations to FILE")(
+      "dump-schedule-times", "start every line of the schedule dump with its issue time (ns)")(
       "timing-only", "move no payload bytes (no golden check): for large scale studies")(
       "detailed-bursts",
       "issue every DMA burst in its own time (the default times a transfer as one step, with "
       "the same results, unless a waveform is written)")(
-      "max-sim-time", po::value<double>()->default_value(1e10),
+      "max-sim-time", po::value<double>()->default_value(1e10, "1e10"),
       "stop a run that has not finished after this many simulated ns")(
       "print-config", "print the platform's resolved configuration as INI and exit")(
       "memory-limit", po::value<std::string>(),
@@ -184,33 +280,36 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "fault", po::value<std::vector<std::string>>(),
       "inject a fault (repeatable): drop-notify:RANK:INDEX, notify-value:RANK:INDEX:VALUE, "
       "skip-wait:RANK:INDEX (INDEX counts the rank's notifies or waits from 0), stall:RANK");
+  PlatformConfig cli_platform;  // receives nothing: platform keys are applied over the file
   po::options_description all;
   const po::options_description platform_keys = platform_options(cli_platform);
   all.add(run).add(platform_keys);
 
   const po::variables_map vm = parse_arguments(argc, argv, all);
+  RunRequest& request = command.request;
+  const LoadedPlatform platform =
+      load_platform_sources(resolve_platform_path(vm["platform"].as<std::string>()), vm);
+  request.platform = platform.config;
+  request.platform_origin = platform.origin();
   if (vm.count("help")) {
-    std::ostringstream help;
-    help << "allreduce-sim: a timed SystemC/TLM simulator of allreduce on Ascend-class devices\n\n"
-         << "usage: allreduce-sim [-p PLATFORM] [-d 0,1,2,3] [--kernel K] [--op OP] [--dtype T]\n"
-         << "                     [--size N|NKiB|NMiB] [--json FILE] [--vcd FILE] [platform "
-            "keys]\n\n"
-         << all << "\nKernels:\n"
-         << kernel_list()
-         << "\nExit codes: 0 correct (last line OK), 1 wrong result or a run that cannot finish\n"
-         << "(deadlock, time limit), 2 bad input.\n";
+    // The platform keys' defaults are the selected platform's values.
+    PlatformConfig shown = platform.config;
+    po::options_description with_platform;
+    with_platform.add(run).add(platform_options(shown));
     command.action = CommandLine::Action::Help;
-    command.text = help.str();
+    command.text = help_text(with_platform);
     return command;
   }
-
-  RunRequest& request = command.request;
-  request.platform = load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
   if (vm.count("codegen"))
     load_codegen(resolve_codegen_path(vm["codegen"].as<std::string>()), request.platform);
   if (vm.count("print-config")) {
     command.action = CommandLine::Action::PrintConfig;
-    command.text = to_ini(request.platform);
+    command.text = "# " + platform.config.name + " as this run resolves it, from " +
+                   platform.origin() +
+                   ".\n# Each value is commented with its source: the file's tag, its base's "
+                   "(\"base NAME: ...\"),\n# the command line, or the built-in default for a key "
+                   "that a file without a base leaves unset.\n\n" +
+                   to_ini(request.platform, platform.source);
     return command;
   }
   request.devices = parse_devices(vm["devices"].as<std::string>(), request.platform.devices);
@@ -218,13 +317,13 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   problem.dtype = parse_dtype(vm["dtype"].as<std::string>());
   problem.op = parse_op(vm["op"].as<std::string>());
   problem.elements = parse_size(vm["size"].as<std::string>(), problem.dtype);
-  problem.mode = vm["mode"].as<std::string>();
-  if (problem.mode != "mesh" && problem.mode != "ring") {
-    throw InputError("--mode: unknown mode '" + problem.mode + "' (mesh or ring)");
+  const std::string mode = vm["mode"].as<std::string>();
+  if (mode != "mesh" && mode != "ring") {
+    throw InputError("--mode: unknown mode '" + mode + "' (mesh or ring)");
   }
-  request.kernel = vm["kernel"].as<std::string>();
-  if (request.kernel == "builtin") request.kernel = "builtin_" + problem.mode;
-  find_kernel(request.kernel);
+  request.kernel =
+      resolve_kernel("--kernel", vm["kernel"].as<std::string>(), mode, !vm["mode"].defaulted());
+  if (const char* own_mode = builtin_mode(request.kernel)) problem.mode = own_mode;
   problem.repeat = vm["repeat"].as<int>();
   if (problem.repeat < 1) throw InputError("--repeat: must be at least 1");
   if (vm.count("inter")) {
@@ -238,6 +337,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     problem.signal_shape = parse_shape(vm["signal-shape"].as<std::string>());
   request.timing_only = vm.count("timing-only") > 0;
   request.detailed_bursts = vm.count("detailed-bursts") > 0;
+  request.quiet = vm.count("quiet") > 0;
+  command.report.ranks_shown = parse_ranks_shown(vm["ranks-shown"].as<std::string>());
   request.max_sim_time_ns = vm["max-sim-time"].as<double>();
   if (!(request.max_sim_time_ns > 0) || request.max_sim_time_ns > 1e15) {
     throw InputError("--max-sim-time: must be a positive number of ns up to 1e15");
@@ -250,11 +351,17 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   }
   command.json_path = vm.count("json") ? vm["json"].as<std::string>() : "";
   command.schedule_path = vm.count("dump-schedule") ? vm["dump-schedule"].as<std::string>() : "";
+  command.schedule_times = vm.count("dump-schedule-times") > 0;
+  if (command.schedule_times && command.schedule_path.empty()) {
+    throw InputError("--dump-schedule-times: needs --dump-schedule FILE");
+  }
   check_writable("--json", command.json_path);
   check_writable("--dump-schedule", command.schedule_path);
   if (vm.count("vcd")) {
     check_writable("--vcd", vm["vcd"].as<std::string>());
     request.vcd_path = vm["vcd"].as<std::string>();
+    command.gtkw_path = gtkw_path_for(request.vcd_path);
+    check_writable("--vcd (its GTKWave save file)", command.gtkw_path);
   }
   request.record_schedule = !command.schedule_path.empty();
   if (vm.count("trace")) {
@@ -280,17 +387,23 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       }
     }
   }
-  command.explain = vm.count("explain") > 0;
+  command.report.explain = vm.count("explain") > 0;
   for (const auto& [key, value] : vm) {
     if (!value.defaulted() && platform_keys.find_nothrow(key, false) != nullptr)
       request.overridden_keys.push_back(key);
   }
-  request.progress = ::isatty(STDERR_FILENO) == 1;
+  request.progress = !request.quiet && ::isatty(STDERR_FILENO) == 1;
   return command;
 }
 
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  if (argc > 1) {
+    for (const SubcommandEntry& sub : kSubcommands) {
+      if (std::strcmp(argv[1], sub.name) == 0) return sub.main(argc - 1, argv + 1, out, err);
+    }
+  }
   std::string vcd_path;
+  std::string gtkw_path;
   try {
     const CommandLine command = parse_run_request(argc, argv);
     if (command.action != CommandLine::Action::Run) {
@@ -298,21 +411,26 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       return 0;
     }
     const RunRequest& request = command.request;
-    const std::string& json_path = command.json_path;
-    const std::string& schedule_path = command.schedule_path;
     vcd_path = request.vcd_path;
+    gtkw_path = command.gtkw_path;
     const RunResult result = run_allreduce(request);
-    print_report(out, result, command.explain);
-    if (!json_path.empty()) write_file(json_path, to_json(result));
-    if (!schedule_path.empty()) write_file(schedule_path, schedule_text(result));
+    print_report(out, result, command.report);
+    if (!command.json_path.empty()) write_file(command.json_path, to_json(result));
+    if (!command.schedule_path.empty()) {
+      write_file(command.schedule_path, schedule_text(result, command.schedule_times));
+    }
     return result.completed && (result.correct || !result.checked) ? 0 : 1;
   } catch (const InputError& e) {
-    if (!vcd_path.empty()) std::remove(vcd_path.c_str());
+    for (const std::string& path : {vcd_path, gtkw_path}) {
+      if (!path.empty()) std::remove(path.c_str());
+    }
     err << "allreduce-sim: error: " << e.what() << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     // The memory guard's estimate fell short of what the run really took.
-    if (!vcd_path.empty()) std::remove(vcd_path.c_str());
+    for (const std::string& path : {vcd_path, gtkw_path}) {
+      if (!path.empty()) std::remove(path.c_str());
+    }
     err << "allreduce-sim: error: out of memory; lower --memory-limit or --size, or use "
            "--timing-only\n";
     return 2;

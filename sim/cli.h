@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/api.h"
+#include "sim/report.h"
 #include "sim/run.h"
 
 namespace ars {
@@ -19,16 +20,28 @@ struct CommandLine {
   RunRequest request;
   std::string json_path;      // empty: no JSON
   std::string schedule_path;  // empty: no schedule dump
-  bool explain = false;       // print the critical path step by step
+  bool schedule_times = false;
+  std::string gtkw_path;  // the GTKWave save file written beside the VCD
+  ReportOptions report;
 };
 
 // Throws InputError for a bad option, value, config file or output path; runs nothing.
 CommandLine parse_run_request(int argc, const char* const* argv);
 
+// The whole command: a subcommand (costcard, calibrate, validate) or a run.
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
-// "64" is 64 elements; "16KiB", "4MiB", "512B" are bytes per rank.
-std::uint64_t parse_size(const std::string& text, DType dtype);
+// One size vocabulary for every command: a bare number counts elements ("64"); with a unit it
+// counts bytes ("512B", "16K" or "16KiB", "4M" or "4MiB", "1G" or "1GiB", K/M/G also in lower
+// case: powers of 1024, as nccl-tests reads them). Returns elements; errors name `option`.
+std::uint64_t parse_size(const std::string& text, DType dtype,
+                         const std::string& option = "--size");
+
+// The kernel a user named with `option`: a registered kernel, or `builtin` in the mode `mode`.
+// `mode_given`: --mode was on the command line, which only the builtin takes. Errors list
+// every accepted name and suggest the nearest.
+std::string resolve_kernel(const std::string& option, const std::string& name,
+                           const std::string& mode, bool mode_given);
 
 // `-d`: comma-separated devices and ranges ("0-7,16-23"), or "all" of the platform's
 // `platform_devices`; ranks follow the listed order. InputError for an empty item, a

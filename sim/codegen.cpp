@@ -45,8 +45,7 @@ std::string resolve_codegen_path(const std::string& name_or_path) {
   if (name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".ini") {
     return name_or_path;
   }
-  const std::string platform = resolve_platform_path("codegen");
-  return (fs::path(platform).parent_path() / "codegen" / (name_or_path + ".ini")).string();
+  return (fs::path(config_dir()) / "codegen" / (name_or_path + ".ini")).string();
 }
 
 void load_codegen(const std::string& path, PlatformConfig& config) {

@@ -1,13 +1,18 @@
 #include "sim/config.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include "kernels/api.h"
+#include "kernels/registry.h"
+#include "sim/suggest.h"
 
 namespace ars {
 
@@ -30,11 +35,11 @@ struct Key {
   std::function<void(const PlatformConfig&)> check;
 };
 
+// The shortest text that reads back as the same double (0.7, not 0.69999999999999996).
 std::string format(double v) {
-  std::ostringstream out;
-  out.precision(10);
-  out << v;
-  return out.str();
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+  return std::string(text, end);
 }
 
 void require(bool ok, const std::string& key, const std::string& what, const std::string& value) {
@@ -46,7 +51,10 @@ Key number(const char* name, const char* help, Field PlatformConfig::*field, dou
            double maximum, bool positive) {
   return {name, help,
           [name, help, field](po::options_description& d, PlatformConfig& c) {
-            d.add_options()(name, po::value<Field>(&(c.*field))->default_value(c.*field), help);
+            d.add_options()(name,
+                            po::value<Field>(&(c.*field))
+                                ->default_value(c.*field, format(static_cast<double>(c.*field))),
+                            help);
           },
           [field](const PlatformConfig& c) { return format(static_cast<double>(c.*field)); },
           [name, field, minimum, maximum, positive](const PlatformConfig& c) {
@@ -247,26 +255,33 @@ po::options_description platform_options(PlatformConfig& config) {
   return options;
 }
 
+std::string config_dir() {
+  const char* dir = std::getenv("ARS_CONFIG_DIR");
+  return dir != nullptr ? dir : ARS_CONFIG_DIR;
+}
+
+std::vector<std::string> platform_names() {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(config_dir(), error)) {
+    if (entry.path().extension() == ".ini") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 std::string resolve_platform_path(const std::string& name_or_path) {
   namespace fs = std::filesystem;
   if (name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".ini") {
     return name_or_path;
   }
   const std::string name = name_or_path == "a2a3sim" ? "a2a3" : name_or_path;
-  const char* dir = std::getenv("ARS_CONFIG_DIR");
-  return std::string(dir != nullptr ? dir : ARS_CONFIG_DIR) + "/" + name + ".ini";
-}
-
-PlatformConfig load_platform(const std::string& path, const po::variables_map& overrides) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  if (!fs::exists(path, error)) throw InputError("config file not found: " + path);
-  if (fs::is_directory(path, error)) throw InputError("config path is a directory: " + path);
-  // A device or a pipe (/dev/zero, a FIFO) would be read forever.
-  if (!fs::is_regular_file(path, error)) throw InputError("config path is not a file: " + path);
-  std::ifstream in(path);
-  if (!in) throw InputError("config file cannot be read: " + path);
-  return parse_platform(in, path, overrides);
+  const std::vector<std::string> names = platform_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw InputError("-p: unknown platform '" + name + "'" + did_you_mean(name, names) +
+                     "; the platforms in configs/ are " + join(names) + ", or give an INI path");
+  }
+  return config_dir() + "/" + name + ".ini";
 }
 
 namespace {
@@ -285,28 +300,131 @@ po::variables_map parse_arguments(int argc, const char* const* argv,
   for (int i = 1; i < argc; ++i) reject_placeholder(argv[i], "argument");
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
+    // Full option names only: a cut-short name that Boost would complete could set another key.
+    const auto style =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    const po::parsed_options parsed =
+        po::command_line_parser(argc, argv).options(options).style(style).run();
+    // Boost keeps words that belong to no option and store() drops them: refuse them instead.
+    for (const po::option& word : parsed.options) {
+      if (word.position_key < 0) continue;
+      const std::string text = word.original_tokens.empty() ? "" : word.original_tokens.front();
+      std::string hint = " (every option takes one word: -d 0,1,2,3)";
+      for (const KernelSpec& kernel : kernel_registry()) {
+        if (text == kernel.name) hint = " (a kernel is chosen with --kernel " + text + ")";
+      }
+      throw InputError("unexpected word '" + text + "'" + hint);
+    }
+    po::store(parsed, vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    std::vector<std::string> names;
+    for (const auto& option : options.options()) names.push_back(option->long_name());
+    std::string typed = e.get_option_name();
+    typed = typed.substr(typed.find_first_not_of('-'));
+    throw InputError(e.what() + did_you_mean(typed, names, "--"));
   } catch (const po::error& e) {
     throw InputError(e.what());
   }
   return vm;
 }
 
-PlatformConfig parse_platform(std::istream& file, const std::string& origin,
-                              const po::variables_map& overrides) {
+namespace {
+
+// A base names a base of its own at most this deep; deeper is a cycle.
+constexpr int kMaxBaseDepth = 8;
+constexpr const char* kBuiltinTag = "built-in default (the file names no base)";
+
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
+// What an INI text says besides its values: the comment after each key (its source tag, by full
+// key name; empty when there is none) and the `base` it inherits from.
+struct IniNotes {
+  std::map<std::string, std::string> tags;
+  std::string base;
+};
+
+IniNotes read_notes(const std::string& text) {
+  IniNotes notes;
+  std::string section;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    line = trimmed(line);
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    const auto equals = line.find('=');
+    if (equals == std::string::npos) continue;  // Boost refuses the line
+    const std::string key = trimmed(line.substr(0, equals));
+    const std::string rest = line.substr(equals + 1);
+    const auto hash = rest.find('#');
+    const std::string full = section.empty() ? key : section + "." + key;
+    if (full == "base") {
+      notes.base = trimmed(rest.substr(0, hash));
+    } else {
+      notes.tags[full] = hash == std::string::npos ? "" : trimmed(rest.substr(hash + 1));
+    }
+  }
+  return notes;
+}
+
+std::string read_checked(std::istream& file, const std::string& origin) {
   std::ostringstream text;
   std::string line;
   for (int number = 1; std::getline(file, line); ++number) {
     reject_placeholder(line, "config file " + origin + " line " + std::to_string(number));
     text << line << "\n";
   }
-  std::istringstream in(text.str());
-  PlatformConfig config;
+  return text.str();
+}
+
+LoadedPlatform load_at_depth(const std::string& path, const po::variables_map& overrides,
+                             int depth);
+
+// A base by name is a config of configs/; a relative path is relative to the including file.
+std::string base_path(const std::string& base, const std::string& origin) {
+  namespace fs = std::filesystem;
+  if (base.find('/') == std::string::npos && fs::path(base).extension() != ".ini") {
+    return resolve_platform_path(base);
+  }
+  if (fs::path(base).is_absolute()) return base;
+  return (fs::path(origin).parent_path() / base).string();
+}
+
+LoadedPlatform parse_at_depth(std::istream& file, const std::string& origin,
+                              const po::variables_map& overrides, int depth) {
+  const std::string text = read_checked(file, origin);
+  const IniNotes notes = read_notes(text);
+  LoadedPlatform loaded;
+  loaded.path = origin;
+  loaded.base = notes.base;
+  if (!notes.base.empty()) {
+    if (depth >= kMaxBaseDepth) {
+      throw InputError("config file " + origin + ": base = " + notes.base +
+                       ": bases nest deeper than " + std::to_string(kMaxBaseDepth) + " (a cycle?)");
+    }
+    const LoadedPlatform base =
+        load_at_depth(base_path(notes.base, origin), po::variables_map(), depth + 1);
+    loaded.config = base.config;
+    for (const auto& [key, tag] : base.source) {
+      loaded.source[key] = tag.rfind("base ", 0) == 0 ? tag : "base " + notes.base + ": " + tag;
+    }
+  }
+  std::istringstream in(text);
+  PlatformConfig& config = loaded.config;
   po::options_description options = platform_options(config);
+  po::options_description file_options;
+  file_options.add(options).add_options()("base", po::value<std::string>(),
+                                          "the config whose values the unset keys take");
   po::variables_map values;
   try {
-    po::store(po::parse_config_file(in, options, false), values);
+    po::store(po::parse_config_file(in, file_options, false), values);
     // Command-line values were stored first in `overrides`; they take precedence.
     for (const auto& [key, value] : overrides) {
       if (options.find_nothrow(key, false) == nullptr || value.defaulted()) continue;
@@ -333,8 +451,72 @@ PlatformConfig parse_platform(std::istream& file, const std::string& origin,
   }
   derive_devices(config,
                  values.count("platform.devices") && !values["platform.devices"].defaulted());
+  const auto set_on_command_line = [&overrides](const char* key) {
+    const auto value = overrides.find(key);
+    return value != overrides.end() && !value->second.defaulted();
+  };
+  // A file that does not name itself is not the platform it inherits from.
+  if (notes.tags.count("platform.name") == 0 && !set_on_command_line("platform.name")) {
+    config.name = std::filesystem::path(origin).stem().string();
+    loaded.source["platform.name"] = "the file's name (it sets no platform.name)";
+  }
+  for (const Key& key : keys()) {
+    const auto tag = notes.tags.find(key.name);
+    if (set_on_command_line(key.name)) {
+      loaded.source[key.name] = "command line";
+    } else if (tag != notes.tags.end()) {
+      loaded.source[key.name] =
+          tag->second.empty()
+              ? "set in " + std::filesystem::path(origin).filename().string() + ", untagged"
+              : tag->second;
+    } else if (loaded.source.count(key.name) == 0) {
+      loaded.source[key.name] = kBuiltinTag;
+    }
+  }
   validate(config);
-  return config;
+  return loaded;
+}
+
+LoadedPlatform load_at_depth(const std::string& path, const po::variables_map& overrides,
+                             int depth) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::exists(path, error)) throw InputError("config file not found: " + path);
+  if (fs::is_directory(path, error)) throw InputError("config path is a directory: " + path);
+  // A device or a pipe (/dev/zero, a FIFO) would be read forever.
+  if (!fs::is_regular_file(path, error)) throw InputError("config path is not a file: " + path);
+  std::ifstream in(path);
+  if (!in) throw InputError("config file cannot be read: " + path);
+  return parse_at_depth(in, path, overrides, depth);
+}
+
+}  // namespace
+
+std::string LoadedPlatform::origin() const {
+  int inherited = 0;
+  for (const auto& [key, tag] : source) {
+    inherited += tag.rfind("base ", 0) == 0 || tag == kBuiltinTag ? 1 : 0;
+  }
+  std::string text = path;
+  if (!base.empty()) {
+    text += " (base " + base + ", " + std::to_string(inherited) + " keys inherited)";
+  } else if (inherited > 0) {
+    text += " (no base: " + std::to_string(inherited) + " keys take built-in defaults)";
+  }
+  return text;
+}
+
+LoadedPlatform load_platform_sources(const std::string& path, const po::variables_map& overrides) {
+  return load_at_depth(path, overrides, 0);
+}
+
+PlatformConfig load_platform(const std::string& path, const po::variables_map& overrides) {
+  return load_at_depth(path, overrides, 0).config;
+}
+
+PlatformConfig parse_platform(std::istream& in, const std::string& origin,
+                              const po::variables_map& overrides) {
+  return parse_at_depth(in, origin, overrides, 0).config;
 }
 
 void validate(const PlatformConfig& config) {
@@ -351,7 +533,7 @@ void validate(const PlatformConfig& config) {
   }
 }
 
-std::string to_ini(const PlatformConfig& config) {
+std::string to_ini(const PlatformConfig& config, const std::map<std::string, std::string>& tags) {
   std::ostringstream out;
   std::string section;
   for (const Key& key : keys()) {
@@ -363,10 +545,17 @@ std::string to_ini(const PlatformConfig& config) {
       out << (section.empty() ? "" : "\n") << "[" << head << "]\n";
       section = head;
     }
-    out << name.substr(name.find('.') + 1) << " = " << key.show(config) << "  # " << key.help
-        << "\n";
+    const auto tag = tags.find(name);
+    const std::string line = name.substr(name.find('.') + 1) + " = " + key.show(config);
+    // Values and comments in two columns, as the shipped configs write them.
+    out << line << std::string(line.size() < 31 ? 31 - line.size() : 1, ' ') << "# "
+        << (tag != tags.end() ? tag->second : std::string(key.help)) << "\n";
   }
   return out.str();
+}
+
+std::string to_ini(const PlatformConfig& config) {
+  return to_ini(config, {});
 }
 
 }  // namespace ars

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <istream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,35 @@ namespace ars {
 // The options that describe a platform, each bound to its field of `config`.
 boost::program_options::options_description platform_options(PlatformConfig& config);
 
-// Resolves `-p`: a name of configs/ (`a2a3sim` means `a2a3`) or a path to an INI file.
+// The configs/ directory (ARS_CONFIG_DIR overrides it).
+std::string config_dir();
+
+// The platforms of configs/ by name (its *.ini files), sorted.
+std::vector<std::string> platform_names();
+
+// Resolves `-p`: a name of configs/ (`a2a3sim` means `a2a3`) or a path to an INI file. An
+// unknown name is an InputError listing the platforms that exist.
 std::string resolve_platform_path(const std::string& name_or_path);
 
-// Reads `path`, then applies `overrides` (parsed command-line values of platform keys), then
-// checks every value. Throws InputError naming the file, the key or the value.
+// A platform as read: its values, the file, and where every key's value came from. A file may
+// start with `base = NAME` (a config of configs/) or `base = PATH` (relative to the file): every
+// key it does not set takes the base's value. Without a base, unset keys take the built-in
+// defaults (PlatformConfig's); a file that sets no platform.name is named after itself.
+struct LoadedPlatform {
+  PlatformConfig config;
+  std::string path;  // the INI file
+  std::string base;  // as the file names it; empty: none
+  // Full key name -> its source: the file's comment on the key (the source tag), the base's
+  // ("base a2a3: spec: ..."), "command line" or the built-in default.
+  std::map<std::string, std::string> source;
+  // The file and what it inherits, as the report and --print-config name it.
+  std::string origin() const;
+};
+
+// Reads `path` (and its base), then applies `overrides` (parsed command-line values of platform
+// keys), then checks every value. Throws InputError naming the file, the key or the value.
+LoadedPlatform load_platform_sources(const std::string& path,
+                                     const boost::program_options::variables_map& overrides);
 PlatformConfig load_platform(const std::string& path,
                              const boost::program_options::variables_map& overrides);
 
@@ -27,9 +52,11 @@ PlatformConfig load_platform(const std::string& path,
 PlatformConfig parse_platform(std::istream& in, const std::string& origin,
                               const boost::program_options::variables_map& overrides);
 
-// Parses a (sub)command's arguments; every error is an InputError. Arguments holding a %word%
-// placeholder are refused first: Boost.Program_options expands those in its error messages and
-// loops forever when the expansion holds the placeholder again.
+// Parses a (sub)command's arguments; every error is an InputError. Options must be spelled in
+// full (no completion of a cut-short name; an unknown one is named with the nearest option),
+// and a word that belongs to no option is refused. Arguments holding a %word% placeholder are
+// refused first: Boost.Program_options expands those in its error messages and loops forever
+// when the expansion holds the placeholder again.
 boost::program_options::variables_map parse_arguments(
     int argc, const char* const* argv, const boost::program_options::options_description& options);
 
@@ -37,7 +64,9 @@ boost::program_options::variables_map parse_arguments(
 void validate(const PlatformConfig& config);
 
 // The configuration as INI text (every key, current values), as `allreduce-sim --print-config`
-// shows it and as calibration writes it.
+// shows it and as calibration writes it: each key commented with its tag in `tags` (a
+// LoadedPlatform's sources), or with its help when it has none.
 std::string to_ini(const PlatformConfig& config);
+std::string to_ini(const PlatformConfig& config, const std::map<std::string, std::string>& tags);
 
 }  // namespace ars

@@ -51,15 +51,21 @@ std::vector<std::string> split(const std::string& text) {
 
 std::vector<std::string> parse_kernels(const std::string& text, std::ostream& err) {
   if (text != "all") {
-    std::vector<std::string> kernels = split(text);
-    if (kernels.empty()) throw InputError("--kernels: no kernel given");
-    for (const std::string& k : kernels) {
-      find_kernel(k);
-      const auto& carded = card_kernels();
-      if (std::find(carded.begin(), carded.end(), k) == carded.end()) {
-        throw InputError("--kernels: kernel '" + k + "' has no cost card");
+    std::vector<std::string> kernels;
+    for (const std::string& k : split(text)) {
+      // `builtin` is the builtin in both modes.
+      const std::vector<std::string> named =
+          k == "builtin" ? std::vector<std::string>{"builtin_mesh", "builtin_ring"}
+                         : std::vector<std::string>{resolve_kernel("--kernels", k, "mesh", false)};
+      for (const std::string& kernel : named) {
+        const auto& carded = card_kernels();
+        if (std::find(carded.begin(), carded.end(), kernel) == carded.end()) {
+          throw InputError("--kernels: kernel '" + kernel + "' has no cost card");
+        }
+        kernels.push_back(kernel);
       }
     }
+    if (kernels.empty()) throw InputError("--kernels: no kernel given");
     return kernels;
   }
   std::vector<std::string> kernels;
@@ -98,16 +104,9 @@ std::vector<int> parse_ranks(const std::string& text, int devices) {
   return ranks;
 }
 
-// nccl-tests sizes are bytes: a plain number is bytes here, not elements.
+// Sizes as every command reads them (sim/cli.h): a bare number counts elements, a unit bytes.
 std::uint64_t parse_bytes(const std::string& option, const std::string& text, DType dtype) {
-  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c));
-  });
-  try {
-    return parse_size(plain ? text + "B" : text, dtype) * dtype_bytes(dtype);
-  } catch (const InputError& e) {
-    throw InputError(option + ": " + e.what());
-  }
+  return parse_size(text, dtype, option) * dtype_bytes(dtype);
 }
 
 double pct(double measured, double card) {
@@ -298,44 +297,86 @@ const Point* find_point(const std::vector<Point>& points, const std::string& ker
   return nullptr;
 }
 
+// How much faster the ring is than the mesh, in % of the mesh's time (negative: slower).
+double ring_gain_pct(double mesh_ns, double ring_ns) {
+  return 100.0 * (mesh_ns - ring_ns) / mesh_ns;
+}
+
+// The times of `kernel` at P = `ranks` for each size, where that point ran.
+std::vector<const Point*> series(const std::vector<Point>& points, const std::string& kernel,
+                                 int ranks, const std::vector<std::uint64_t>& sizes) {
+  std::vector<const Point*> found;
+  for (std::uint64_t elements : sizes) found.push_back(find_point(points, kernel, ranks, elements));
+  return found;
+}
+
+// The crossover of one mesh/ring pair: "from 128KiB" or "never", from the sizes where both ran.
+std::string crossover_text(const std::vector<const Point*>& mesh,
+                           const std::vector<const Point*>& ring,
+                           const std::vector<std::uint64_t>& bytes, bool card) {
+  std::vector<double> mesh_ns, ring_ns;
+  std::vector<std::uint64_t> at;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (mesh[i] == nullptr || ring[i] == nullptr) continue;
+    mesh_ns.push_back(card ? mesh[i]->card.time_ns : mesh[i]->run.result.device_time_ns);
+    ring_ns.push_back(card ? ring[i]->card.time_ns : ring[i]->run.result.device_time_ns);
+    at.push_back(bytes[i]);
+  }
+  if (at.empty()) return "not run";
+  const auto cross = find_crossover(mesh_ns, ring_ns);
+  return cross ? "from " + human_bytes(at[*cross]) : std::string("never");
+}
+
 void print_crossovers(std::ostream& out, const std::vector<Point>& points,
-                      const std::vector<int>& ranks, const std::vector<std::uint64_t>& sizes,
-                      std::size_t element) {
+                      const std::vector<Point>& ideal_points, const std::vector<int>& ranks,
+                      const std::vector<std::uint64_t>& sizes, std::size_t element) {
   out << "\nCrossover: smallest payload from which the ring beats the mesh at every larger size\n"
+      << "by more than " << std::fixed << std::setprecision(0) << kCrossoverTiePercent
+      << " % (closer is a tie); [the margin there, and one size below]\n"
       << "(tutorial rule: mesh for small messages, ring from about 16 KiB)\n";
+  std::vector<std::uint64_t> bytes;
+  for (std::uint64_t elements : sizes) bytes.push_back(elements * element);
   for (const char* ring : {"ring", "builtin_ring"}) {
     const char* mesh = std::string(ring) == "ring" ? "mesh" : "builtin_mesh";
     for (int p : ranks) {
-      std::vector<double> mesh_ns, ring_ns, mesh_card, ring_card;
+      const std::vector<const Point*> m = series(points, mesh, p, sizes);
+      const std::vector<const Point*> r = series(points, ring, p, sizes);
+      std::vector<double> mesh_ns, ring_ns;
       std::vector<std::uint64_t> at;
-      for (std::uint64_t elements : sizes) {
-        const Point* m = find_point(points, mesh, p, elements);
-        const Point* r = find_point(points, ring, p, elements);
-        if (m == nullptr || r == nullptr) continue;
-        mesh_ns.push_back(m->run.result.device_time_ns);
-        ring_ns.push_back(r->run.result.device_time_ns);
-        mesh_card.push_back(m->card.time_ns);
-        ring_card.push_back(r->card.time_ns);
-        at.push_back(elements * element);
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (m[i] == nullptr || r[i] == nullptr) continue;
+        mesh_ns.push_back(m[i]->run.result.device_time_ns);
+        ring_ns.push_back(r[i]->run.result.device_time_ns);
+        at.push_back(bytes[i]);
       }
       if (at.empty()) continue;
-      out << "  " << ring << " vs " << mesh << ", P = " << p << ": ";
+      out << "  " << ring << " vs " << mesh << ", P = " << p << ": " << std::setprecision(1);
       const auto cross = find_crossover(mesh_ns, ring_ns);
-      const auto card_cross = find_crossover(mesh_card, ring_card);
+      const auto margin = [&](std::size_t i) {
+        const double gain = ring_gain_pct(mesh_ns[i], ring_ns[i]);
+        out << human_bytes(at[i]) << ": ring " << std::fabs(gain) << " % "
+            << (gain > 0 ? "faster" : "slower")
+            << (std::fabs(gain) <= kCrossoverTiePercent ? " (a tie)" : "") << ", "
+            << ring_ns[i] / 1000.0 << " vs " << mesh_ns[i] / 1000.0 << " us";
+      };
       if (!cross) {
-        out << "the ring never wins up to " << human_bytes(at.back());
+        out << "the ring never wins up to " << human_bytes(at.back()) << " [";
+        margin(at.size() - 1);
       } else {
-        const std::size_t i = *cross;
-        out << std::fixed << std::setprecision(1) << "from " << human_bytes(at[i]) << " ("
-            << ring_ns[i] << " vs " << mesh_ns[i] << " ns";
-        if (i > 0) {
-          out << "; at " << human_bytes(at[i - 1]) << ": " << ring_ns[i - 1] << " vs "
-              << mesh_ns[i - 1] << " ns";
+        out << "from " << human_bytes(at[*cross]) << " [";
+        margin(*cross);
+        if (*cross > 0) {
+          out << "; ";
+          margin(*cross - 1);
         }
-        out << ")";
       }
-      out << "; cards: "
-          << (card_cross ? "from " + human_bytes(at[*card_cross]) : std::string("never"));
+      out << "]";
+      if (!ideal_points.empty()) {
+        out << "; --ideal: "
+            << crossover_text(series(ideal_points, mesh, p, sizes),
+                              series(ideal_points, ring, p, sizes), bytes, false);
+      }
+      out << "; cards: " << crossover_text(m, r, bytes, true);
       const bool rule_holds = cross && at[*cross] >= 8192 && at[*cross] <= 32768;
       out << "; rule of thumb " << (rule_holds ? "holds" : "does not hold") << "\n";
     }
@@ -418,7 +459,7 @@ std::string csv(const std::vector<Point>& points, bool ideal) {
   std::ostringstream out;
   out << "kernel,P,dtype,op,bytes_per_rank,time_ns,card_time_ns,deviation_pct,remote_read_bytes,"
          "card_remote_read_bytes,rounds,card_rounds,notifies,card_notifies,waits,card_waits,"
-         "algbw_GBps,busbw_GBps,wrong,ideal\n";
+         "algbw_GBps,busbw_GBps,wrong,ideal,platform\n";
   for (const Point& p : points) {
     if (!p.run.error.empty() || !p.run.result.completed) continue;
     const Problem& q = p.run.result.request.problem;
@@ -431,7 +472,7 @@ std::string csv(const std::vector<Point>& points, bool ideal) {
         << c.card_remote_read << "," << c.rounds << "," << c.card_rounds << "," << c.notifies << ","
         << c.card_notifies << "," << c.waits << "," << c.card_waits << "," << std::setprecision(6)
         << algbw << "," << allreduce_busbw(algbw, p.ranks) << "," << p.run.result.mismatch_count
-        << "," << (ideal ? 1 : 0) << "\n";
+        << "," << (ideal ? 1 : 0) << "," << p.run.result.request.platform.name << "\n";
   }
   return out.str();
 }
@@ -489,7 +530,9 @@ Shard parse_shard(const std::string& text) {
 // What names a point in a points file: the same in every shard of the same sweep.
 std::string point_key(const RunRequest& request, bool ideal) {
   const Problem& p = request.problem;
-  return request.kernel + " P=" + std::to_string(request.devices.size()) + " " +
+  const std::string inter = request.kernel == "hierarchical" && p.inter == "rhd" ? "/rhd" : "";
+  const std::string cores = p.core_num > 1 ? " cores=" + std::to_string(p.core_num) : "";
+  return request.kernel + inter + cores + " P=" + std::to_string(request.devices.size()) + " " +
          std::to_string(p.bytes()) + "B " + to_string(p.dtype) + " " + to_string(p.op) + " on " +
          request.platform.name + (ideal ? " (ideal)" : "");
 }
@@ -544,10 +587,10 @@ std::size_t smallest_near_best(const std::vector<double>& times_ns, double margi
 }
 
 std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,
-                                          const std::vector<double>& ring_ns) {
+                                          const std::vector<double>& ring_ns, double tie_percent) {
   std::optional<std::size_t> from;
   for (std::size_t i = mesh_ns.size(); i-- > 0;) {
-    if (!(ring_ns[i] < mesh_ns[i])) break;
+    if (!(ring_ns[i] < mesh_ns[i] * (1.0 - tie_percent / 100.0))) break;
     from = i;
   }
   return from;
@@ -561,10 +604,11 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
                                                     po::value<std::string>()->default_value("a2a3"),
                                                     "platform: a name in configs/ or an INI path")(
         "kernels", po::value<std::string>()->default_value("all"),
-        "all (every kernel with a card) or a comma-separated list")(
-        "ranks", po::value<std::string>()->default_value("2,4,8"),
-        "rank counts P, comma-separated")(
-        "minbytes,b", po::value<std::string>()->default_value("1KiB"), "smallest size per rank")(
+        "all (every kernel with a card) or a comma-separated list; builtin = builtin_mesh and "
+        "builtin_ring")("ranks", po::value<std::string>()->default_value("2,4,8"),
+                        "rank counts P, comma-separated")(
+        "minbytes,b", po::value<std::string>()->default_value("1KiB"),
+        "smallest size per rank: elements, or bytes with B, K/KiB, M/MiB, G/GiB")(
         "maxbytes,e", po::value<std::string>()->default_value("4MiB"), "largest size per rank")(
         "stepfactor,f", po::value<int>()->default_value(2), "size multiplication factor")(
         "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(
@@ -591,17 +635,20 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     po::options_description all;
     all.add(sweep).add(platform_options(cli_platform));
     const po::variables_map vm = parse_arguments(argc, argv, all);
+    PlatformConfig platform =
+        load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
     if (vm.count("help")) {
+      // The platform keys' defaults are the selected platform's values.
+      po::options_description shown;
+      shown.add(sweep).add(platform_options(platform));
       out << "usage: allreduce-sim costcard [--kernels all|LIST] [--ranks 2,4,8] [-b 1KiB] "
              "[-e 4MiB] [-f 2]\n"
              "                              [--dtype T] [--op OP] [-p PLATFORM] [--ideal] "
              "[--csv FILE] [platform keys]\n\n"
-          << all
+          << shown
           << "\nExit codes: 0 every byte and round card holds, 1 a card fails, 2 bad input.\n";
       return 0;
     }
-    PlatformConfig platform =
-        load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
     const bool ideal = vm.count("ideal") > 0;
     if (ideal) platform = ideal_platform(platform);
     const DType dtype = parse_dtype(vm["dtype"].as<std::string>());
@@ -624,11 +671,14 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
       core_nums.push_back(n);
     }
     if (core_nums.empty()) throw InputError("--core-num: no core count given");
-    const std::uint64_t min_bytes = parse_bytes("-b", vm["minbytes"].as<std::string>(), dtype);
-    const std::uint64_t max_bytes = parse_bytes("-e", vm["maxbytes"].as<std::string>(), dtype);
+    const std::uint64_t min_bytes =
+        parse_bytes("-b/--minbytes", vm["minbytes"].as<std::string>(), dtype);
+    const std::uint64_t max_bytes =
+        parse_bytes("-e/--maxbytes", vm["maxbytes"].as<std::string>(), dtype);
     const int factor = vm["stepfactor"].as<int>();
     if (factor < 2) throw InputError("-f: the step factor must be at least 2");
-    if (max_bytes < min_bytes) throw InputError("-e: the largest size is below the smallest (-b)");
+    if (max_bytes < min_bytes)
+      throw InputError("-e/--maxbytes: the largest size is below the smallest (-b)");
     const int jobs = vm["jobs"].as<int>();
     if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
     const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
@@ -677,7 +727,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
             request.problem.dtype = dtype;
             request.problem.op = op;
             request.problem.core_num = core_num;
-            request.problem.mode = kernel.find("ring") != std::string::npos ? "ring" : "mesh";
+            if (const char* mode = builtin_mode(kernel)) request.problem.mode = mode;
             request.kernel = kernel;
             if (kernel == "hierarchical") request.problem.inter = inter;
             Point& point = points.emplace_back();
@@ -697,6 +747,29 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
       }
     }
 
+    // The crossover is also shown on the ideal platform: the mesh and ring points once more,
+    // run (and sharded, kept and merged) after the sweep's own points.
+    std::vector<Point> ideal_points;
+    const auto swept = [&kernels](const char* k) {
+      return std::find(kernels.begin(), kernels.end(), k) != kernels.end();
+    };
+    const bool pairs =
+        (swept("mesh") && swept("ring")) || (swept("builtin_mesh") && swept("builtin_ring"));
+    const std::size_t sweep_points = points.size();
+    for (std::size_t i = 0; !ideal && pairs && i < sweep_points; ++i) {
+      const std::string& k = points[i].kernel;
+      if (!points[i].run.error.empty() ||
+          (k != "mesh" && k != "ring" && k != "builtin_mesh" && k != "builtin_ring")) {
+        continue;
+      }
+      ideal_points.push_back(points[i]);
+      requests.push_back(requests[i]);
+      requests.back().platform = ideal_platform(platform);
+    }
+    const auto point_at = [&](std::size_t i) -> Point& {
+      return i < sweep_points ? points[i] : ideal_points[i - sweep_points];
+    };
+
     // Points already run (a resumed points file, or the shards to merge), by key.
     std::map<std::string, std::string> kept;
     if (merge) {
@@ -708,16 +781,17 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     }
     std::vector<RunRequest> to_run;
     std::vector<std::size_t> to_run_index;
-    for (std::size_t i = 0; i < points.size(); ++i) {
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      keys.push_back(point_key(requests[i], ideal || i >= sweep_points));
       if (i % shard.count != shard.index - 1) continue;
-      const std::string key = point_key(requests[i], ideal);
-      const auto found = kept.find(key);
-      if (!points[i].run.error.empty()) {
+      const auto found = kept.find(keys[i]);
+      if (!point_at(i).run.error.empty()) {
         // The card refused the point: nothing to run.
       } else if (found != kept.end()) {
-        points[i].run = batch_result_from_json(found->second, requests[i]);
+        point_at(i).run = batch_result_from_json(found->second, requests[i]);
       } else if (merge) {
-        throw InputError("--merge: the point " + key + " is in none of the files");
+        throw InputError("--merge: the point " + keys[i] + " is in none of the files");
       } else {
         to_run.push_back(requests[i]);
         to_run_index.push_back(i);
@@ -732,18 +806,23 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
           run_batch(to_run, jobs, std::ref(progress),
                     [&](std::size_t i, const BatchResult&, const std::string& json) {
                       if (!points_file.is_open()) return;
-                      const nlohmann::json line = {{"point", point_key(to_run[i], ideal)},
+                      const nlohmann::json line = {{"point", keys[to_run_index[i]]},
                                                    {"run", nlohmann::json::parse(json)}};
                       points_file << line.dump() << "\n" << std::flush;
                     });
-      for (std::size_t r = 0; r < runs.size(); ++r) points[to_run_index[r]].run = runs[r];
+      for (std::size_t r = 0; r < runs.size(); ++r) point_at(to_run_index[r]).run = runs[r];
     }
     // The points this process shows: every point, or its shard's, in sweep order.
     std::vector<Point> shown;
-    for (std::size_t i = 0; i < points.size(); ++i) {
+    for (std::size_t i = 0; i < sweep_points; ++i) {
       if (i % shard.count == shard.index - 1) shown.push_back(points[i]);
     }
+    std::vector<Point> shown_ideal;
+    for (std::size_t i = 0; i < ideal_points.size(); ++i) {
+      if ((sweep_points + i) % shard.count == shard.index - 1) shown_ideal.push_back(ideal_points[i]);
+    }
     points = std::move(shown);
+    ideal_points = std::move(shown_ideal);
 
     out << "costcard on " << platform.name << (ideal ? " (ideal)" : "") << ", "
         << to_string(platform.topology) << ", dma.queues = " << platform.dma_queues
@@ -760,7 +839,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     }
     print_points(out, points, vm.count("rounds") > 0);
     print_nccl_tables(out, points);
-    print_crossovers(out, points, ranks, sizes, element);
+    print_crossovers(out, points, ideal_points, ranks, sizes, element);
     print_fastest(out, points, ranks, sizes, element);
     print_core_counts(out, points);
 

@@ -20,10 +20,16 @@ double allreduce_busbw(double algbw, int ranks);
 // by ascending core count) whose time is within `margin` (0.05: 5 %) of the fastest.
 std::size_t smallest_near_best(const std::vector<double>& times_ns, double margin);
 
-// Index of the smallest size from which the ring is faster than the mesh at this and every
-// larger size (sizes ascending); nullopt when the ring is not faster at the largest size.
+// A ring that beats the mesh by this much or less (in % of the mesh's time) only ties with it:
+// run-to-run noise on hardware and the model's own error are larger than that.
+constexpr double kCrossoverTiePercent = 1.0;
+
+// Index of the smallest size from which the ring is faster than the mesh by more than
+// `tie_percent` at this and every larger size (sizes ascending); nullopt when it is not so at
+// the largest size.
 std::optional<std::size_t> find_crossover(const std::vector<double>& mesh_ns,
-                                          const std::vector<double>& ring_ns);
+                                          const std::vector<double>& ring_ns,
+                                          double tie_percent = kCrossoverTiePercent);
 
 // For every size, the index of the fastest kernel among `ns_by_kernel` (one time per size and
 // kernel; NaN where a kernel did not run); nullopt where none ran. Ties go to the first listed.

@@ -480,10 +480,14 @@ void print_explanation(std::ostream& out, const RunResult& result) {
   }
   const std::vector<RoundLimits> rounds = round_limits(result);
   if (!rounds.empty()) {
-    out << "\nwhat bounds the transfers, per round (all ranks):\n"
-        << "round  phase         transfers  bound by\n";
+    // The phase column is as wide as the longest phase name, so no name shifts the columns.
+    int width = 12;
+    for (const RoundLimits& r : rounds) width = std::max(width, static_cast<int>(r.phase.size()));
+    std::snprintf(line, sizeof line, "round  %-*s  transfers  bound by\n", width, "phase");
+    out << "\nwhat bounds the transfers, per round (all ranks):\n" << line;
     for (const RoundLimits& r : rounds) {
-      std::snprintf(line, sizeof line, "%5d  %-12s %10d  ", r.round, r.phase.c_str(), r.transfers);
+      std::snprintf(line, sizeof line, "%5d  %-*s %10d  ", r.round, width, r.phase.c_str(),
+                    r.transfers);
       out << line << limits_text(r.limits) << "\n";
     }
   }

@@ -1,11 +1,13 @@
 #include "sim/report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/registry.h"
 #include "sim/critical_path.h"
 
 namespace ars {
@@ -68,18 +70,23 @@ double busbw_GBps(const RunResult& result) {
   return algbw_GBps(result) * 2.0 * (p - 1.0) / p;
 }
 
-namespace {}  // namespace
+namespace {
 
-void print_report(std::ostream& out, const RunResult& result, bool explain) {
+void print_tables(std::ostream& out, const RunResult& result, const ReportOptions& options) {
   const RunRequest& q = result.request;
   const Problem& p = q.problem;
-  out << "allreduce-sim: kernel " << q.kernel << " (mode " << p.mode << ") on " << q.platform.name
-      << " (" << to_string(q.platform.topology) << ", " << q.platform.dma_queues << " DMA queue"
-      << (q.platform.dma_queues == 1 ? "" : "s") << "), P = " << p.ranks << ", " << p.elements
-      << " x " << to_string(p.dtype) << " (" << p.bytes() << " B) per rank, op " << to_string(p.op);
+  const char* mode = builtin_mode(q.kernel);
+  out << "allreduce-sim: kernel " << q.kernel;
+  if (mode != nullptr) out << " (mode " << mode << ")";
+  out << " on " << q.platform.name << " (" << to_string(q.platform.topology) << ", "
+      << q.platform.dma_queues << " DMA queue" << (q.platform.dma_queues == 1 ? "" : "s")
+      << "), P = " << p.ranks << ", " << p.elements << " x " << to_string(p.dtype) << " ("
+      << p.bytes() << " B) per rank, op " << to_string(p.op);
   if (p.core_num > 1) out << ", " << p.core_num << " blocks per rank";
   if (!q.platform.codegen.name.empty()) out << ", codegen " << q.platform.codegen.name;
-  out << "\n\n";
+  out << "\n";
+  if (!q.platform_origin.empty()) out << "config: " << q.platform_origin << "\n";
+  out << "\n";
 
   out << std::fixed << std::setprecision(3);
   out << "rank  device  remote_read_B  remote_write_B  notifies  waits  polls   start_ns       "
@@ -92,23 +99,68 @@ void print_report(std::ostream& out, const RunResult& result, bool explain) {
         << (s.finished ? "" : "  (blocked)") << "\n";
   }
   if (!result.blocks.empty()) print_blocks(out, result);
-  out << "\nrank  round  phase          start_ns    barrier_ns   transfer_ns     reduce_ns         "
-         "bytes  remote_bytes\n";
-  for (const RankStats& s : round_owners(result)) {
+  // The phase column is as wide as the longest phase name, so no name shifts the columns.
+  const std::vector<RankStats>& owners = round_owners(result);
+  std::size_t phase_width = std::string("phase").size();
+  for (const RankStats& s : owners) {
+    for (const RoundRecord& r : s.rounds) phase_width = std::max(phase_width, r.phase.size());
+  }
+  const std::size_t shown =
+      options.ranks_shown > 0
+          ? std::min<std::size_t>(static_cast<std::size_t>(options.ranks_shown), owners.size())
+          : owners.size();
+  out << "\nrank  round  " << std::left << std::setw(static_cast<int>(phase_width)) << "phase"
+      << std::right
+      << "     start_ns    barrier_ns   transfer_ns     reduce_ns         bytes  remote_bytes\n";
+  for (std::size_t i = 0; i < shown; ++i) {
+    const RankStats& s = owners[i];
     for (const RoundRecord& r : s.rounds) {
       out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  " << std::left
-          << std::setw(12) << r.phase << std::right << std::setw(11) << ps_to_ns(r.start_ps)
-          << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps)
-          << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14)
-          << r.remote_bytes << "\n";
+          << std::setw(static_cast<int>(phase_width)) << r.phase << std::right << std::setw(13)
+          << ps_to_ns(r.start_ps) << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14)
+          << ps_to_ns(r.transfer_ps) << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14)
+          << r.bytes << std::setw(14) << r.remote_bytes << "\n";
     }
   }
+  if (shown < owners.size()) {
+    out << "(rounds of ranks 0-" << shown - 1 << " of " << owners.size()
+        << " shown; --ranks-shown all shows every rank, --json writes them all)\n";
+  }
   if (!q.platform.codegen.name.empty()) print_sync(out, result);
-  out << "\n";
+}
+
+// The verdict after a run that did not complete or whose result is wrong.
+void print_failure(std::ostream& out, const RunResult& result) {
+  if (!result.completed) {
+    out << result.failure << "\nFAILED\n";
+    return;
+  }
+  if (result.mismatch_count == 0) {
+    out << "the kernel left its signal non-zero, so the next call cannot reuse it\nFAILED\n";
+    return;
+  }
+  out << "wrong result: " << result.mismatch_count << " elements differ from the golden (rtol "
+      << result.rtol << ", atol " << result.atol << ")\n";
+  for (const Mismatch& m : result.mismatches) {
+    out << "  rank " << m.rank << " y[" << m.index << "] = " << m.got << ", expected " << m.expected
+        << "\n";
+  }
+  out << "FAILED\n";
+}
+
+}  // namespace
+
+void print_report(std::ostream& out, const RunResult& result, const ReportOptions& options) {
+  const bool quiet = result.request.quiet;
+  if (!quiet) print_tables(out, result, options);
+  if (!quiet) out << "\n";
+  out << std::fixed << std::setprecision(3);
   if (result.completed) {
     out << "device time: " << result.device_time_ns << " ns\n";
     out << "algbw: " << algbw_GBps(result) << " GB/s, busbw: " << busbw_GBps(result)
         << " GB/s (bytes per rank / device time; busbw = algbw x 2(P-1)/P)\n";
+  }
+  if (result.completed && !quiet) {
     out << "signal: ";
     if (result.signal_clear) {
       out << "all zero at the end\n";
@@ -119,36 +171,22 @@ void print_report(std::ostream& out, const RunResult& result, bool explain) {
           << result.signal_residue << "\n";
     }
   }
-  out << std::setprecision(3) << "simulation: " << result.simulated_operations << " operations in "
-      << result.wall_seconds << " s wall (" << std::setprecision(0)
-      << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
-      << " operations/s" << (result.whole_transfers ? ", transfers timed whole" : "") << ")\n";
+  if (!quiet) {
+    out << std::setprecision(3) << "simulation: " << result.simulated_operations
+        << " operations in " << result.wall_seconds << " s wall (" << std::setprecision(0)
+        << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
+        << " operations/s" << (result.whole_transfers ? ", transfers timed whole" : "") << ")\n";
+  }
   out << std::setprecision(6) << std::defaultfloat;
-  print_explanation(out, result);
-  if (explain) print_critical_path_steps(out, result);
-  if (!result.completed) {
-    out << result.failure << "\nFAILED\n";
-    return;
-  }
-  if (!result.checked) {
+  if (!quiet) print_explanation(out, result);
+  if (options.explain) print_critical_path_steps(out, result);
+  if (!result.completed || (result.checked && !result.correct)) {
+    print_failure(out, result);
+  } else if (!result.checked) {
     out << "timing only: no payload moved, result not checked\n";
-    return;
+  } else {
+    out << "OK\n";
   }
-  if (!result.correct && result.mismatch_count == 0) {
-    out << "the kernel left its signal non-zero, so the next call cannot reuse it\nFAILED\n";
-    return;
-  }
-  if (!result.correct) {
-    out << "wrong result: " << result.mismatch_count << " elements differ from the golden (rtol "
-        << result.rtol << ", atol " << result.atol << ")\n";
-    for (const Mismatch& m : result.mismatches) {
-      out << "  rank " << m.rank << " y[" << m.index << "] = " << m.got << ", expected "
-          << m.expected << "\n";
-    }
-    out << "FAILED\n";
-    return;
-  }
-  out << "OK\n";
 }
 
 std::string to_json(const RunResult& result) {
@@ -157,7 +195,7 @@ std::string to_json(const RunResult& result) {
   const Problem& p = q.problem;
   ordered_json j;
   j["kernel"] = q.kernel;
-  j["mode"] = p.mode;
+  if (const char* mode = builtin_mode(q.kernel)) j["mode"] = mode;
   j["platform"] = q.platform.name;
   j["P"] = p.ranks;
   j["devices"] = q.devices;
@@ -235,9 +273,17 @@ std::string to_json(const RunResult& result) {
   return j.dump(2) + "\n";
 }
 
-std::string schedule_text(const RunResult& result) {
+std::string schedule_text(const RunResult& result, bool with_times) {
   std::ostringstream out;
-  for (const std::string& line : result.schedule) out << line << "\n";
+  out << "# " << (with_times ? "t_ns: issue time in ns; " : "")
+      << "offset: elements from the window's start; bytes: bytes\n";
+  for (std::size_t i = 0; i < result.schedule.size(); ++i) {
+    if (with_times) {
+      out << "t_ns=" << std::fixed << std::setprecision(3) << ps_to_ns(result.schedule_ps[i])
+          << " ";
+    }
+    out << result.schedule[i] << "\n";
+  }
   return out.str();
 }
 

@@ -8,9 +8,16 @@
 
 namespace ars {
 
+struct ReportOptions {
+  // The per-round table shows the first this many ranks (0: every rank); the JSON has all.
+  int ranks_shown = 8;
+  bool explain = false;  // print the critical path step by step
+};
+
 // The per-rank and per-round tables, the wall time and rate, the critical path's summary
-// (with `explain`, the path step by step) and the verdict line.
-void print_report(std::ostream& out, const RunResult& result, bool explain = false);
+// (with `explain`, the path step by step) and the verdict line; with the request's `quiet`,
+// only the device time, algbw, busbw and the verdict.
+void print_report(std::ostream& out, const RunResult& result, const ReportOptions& options = {});
 
 // The run as JSON: no wall-clock figures, so the same command writes the same bytes.
 std::string to_json(const RunResult& result);
@@ -20,7 +27,8 @@ std::string to_json(const RunResult& result);
 double algbw_GBps(const RunResult& result);
 double busbw_GBps(const RunResult& result);
 
-// The executed operations, one line each, rank by rank (stable across runs).
-std::string schedule_text(const RunResult& result);
+// The executed operations, one line each, rank by rank (stable across runs), after a header
+// line stating the units; `with_times` starts each line with its issue time in ns.
+std::string schedule_text(const RunResult& result, bool with_times = false);
 
 }  // namespace ars

@@ -229,7 +229,8 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                           sc_core::SC_DO_NOTHING);
   std::unique_ptr<VcdWriter> vcd;
-  if (!request.vcd_path.empty()) vcd = std::make_unique<VcdWriter>(request.vcd_path);
+  if (!request.vcd_path.empty())
+    vcd = std::make_unique<VcdWriter>(request.vcd_path, request.devices);
   std::unique_ptr<TimelineTrace> trace;
   if (!request.trace_path.empty()) {
     std::vector<std::string> signals;
@@ -295,6 +296,8 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
       std::vector<std::string> schedule = core.release_schedule();
       result.schedule.insert(result.schedule.end(), std::make_move_iterator(schedule.begin()),
                              std::make_move_iterator(schedule.end()));
+      result.schedule_ps.insert(result.schedule_ps.end(), core.schedule_ps().begin(),
+                                core.schedule_ps().end());
       if (platform.blocks() == 1) {
         result.ranks.push_back(std::move(s));
       } else {

@@ -17,7 +17,8 @@ struct KernelSpec;
 
 struct RunRequest {
   PlatformConfig platform;
-  std::vector<int> devices;  // device of each rank; P = devices.size()
+  std::string platform_origin;  // the config file the platform came from, as the report names it
+  std::vector<int> devices;     // device of each rank; P = devices.size()
   Problem problem;
   std::string kernel = "mesh";
   const KernelSpec* kernel_spec = nullptr;  // runs this instead of the registry's `kernel`
@@ -27,6 +28,7 @@ struct RunRequest {
   // Issue every 512 B burst of a DMA transfer in its own time even where nothing observes
   // them; by default a transfer is timed as one step with the same results.
   bool detailed_bursts = false;
+  bool quiet = false;        // --quiet: the report is the summary only, no progress line
   double max_sim_time_ns = 1e10;
   // A run lasting over 2 s wall draws a progress line on stderr, rewritten in place: for a
   // terminal only (the command line sets it when stderr is one).
@@ -68,6 +70,7 @@ struct RunResult {
   std::vector<RankStats> ranks;    // with core_num > 1: blocks summed, the last block's rounds
   std::vector<RankStats> blocks;   // with core_num > 1: every block of every rank, rank by rank
   std::vector<std::string> schedule;       // one line per executed operation, rank by rank
+  std::vector<std::uint64_t> schedule_ps;  // when each of those operations was issued
   double device_time_ns = 0;               // latest finish minus earliest start
   std::uint64_t device_time_ps = 0;        // the same, exact
   std::vector<ResourceInfo> resources;     // by id, as TransferLimit::resource refers to them

@@ -1,6 +1,8 @@
 #include "sim/vcd_writer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -28,7 +30,16 @@ std::vector<std::string> split(const std::string& scope) {
 
 }  // namespace
 
-VcdWriter::VcdWriter(const std::string& path) : path_(path), out_(path, std::ios::trunc) {
+std::string gtkw_path_for(const std::string& vcd_path) {
+  const std::string stem =
+      vcd_path.size() > 4 && vcd_path.compare(vcd_path.size() - 4, 4, ".vcd") == 0
+          ? vcd_path.substr(0, vcd_path.size() - 4)
+          : vcd_path;
+  return stem + ".gtkw";
+}
+
+VcdWriter::VcdWriter(const std::string& path, const std::vector<int>& devices)
+    : path_(path), devices_(devices), out_(path, std::ios::trunc) {
   if (!out_) throw InputError("cannot write the VCD file " + path);
 }
 
@@ -74,7 +85,9 @@ std::string VcdWriter::format_value(const Var& var, std::int64_t value) const {
 void VcdWriter::write_scopes(std::ofstream& out) const {
   // Scopes in name order, variables in declaration order within each scope.
   std::map<std::string, std::vector<std::size_t>> by_scope;
-  for (std::size_t i = 0; i < vars_.size(); ++i) by_scope[vars_[i].scope].push_back(i);
+  for (std::size_t i = 0; i < vars_.size(); ++i) {
+    if (vars_[i].shown) by_scope[vars_[i].scope].push_back(i);
+  }
   std::vector<std::string> open;
   for (const auto& [scope, members] : by_scope) {
     const std::vector<std::string> parts = split(scope);
@@ -90,6 +103,7 @@ void VcdWriter::write_scopes(std::ofstream& out) const {
     }
     for (std::size_t i : members) {
       const Var& v = vars_[i];
+      if (!v.shown) continue;
       out << "$var wire " << v.width << " " << v.code << " " << v.name << " $end\n";
     }
   }
@@ -99,8 +113,47 @@ void VcdWriter::write_scopes(std::ofstream& out) const {
   }
 }
 
+namespace {
+
+// The device of a scope "devN..." (-1 for another scope).
+int scope_device(const std::string& scope) {
+  if (scope.rfind("dev", 0) != 0) return -1;
+  std::size_t used = 0;
+  try {
+    const int device = std::stoi(scope.substr(3), &used);
+    const char after = 3 + used < scope.size() ? scope[3 + used] : '.';
+    return used > 0 && after == '.' ? device : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+void VcdWriter::settle_vars() {
+  for (const Change& c : changes_) {
+    Var& var = vars_[c.var];
+    if (var.kind == Kind::Text) {
+      const std::size_t length = texts_[static_cast<std::size_t>(c.value)].size();
+      var.width = std::max(var.width, static_cast<int>(8 * std::max<std::size_t>(1, length)));
+    }
+    if (c.value != 0) var.changes = true;
+  }
+  for (Var& var : vars_) {
+    const int device = scope_device(var.scope);
+    const bool taking_part =
+        device < 0 || std::find(devices_.begin(), devices_.end(), device) != devices_.end();
+    var.shown = taking_part || var.changes;
+  }
+}
+
 void VcdWriter::close() {
   closed_ = true;
+  // Text variables start narrow; the names they carry decide their width.
+  for (Var& var : vars_) {
+    if (var.kind == Kind::Text) var.width = 8;
+  }
+  settle_vars();
   std::stable_sort(changes_.begin(), changes_.end(), [](const Change& a, const Change& b) {
     return a.time_ps != b.time_ps ? a.time_ps < b.time_ps : a.sequence < b.sequence;
   });
@@ -109,7 +162,15 @@ void VcdWriter::close() {
   out_ << "$enddefinitions $end\n";
 
   std::vector<std::int64_t> running(vars_.size(), 0);
+  // Every variable starts at zero, so a viewer shows no undefined stretch before a first change.
   std::vector<std::string> shown(vars_.size());
+  out_ << "#0\n$dumpvars\n";
+  for (std::size_t v = 0; v < vars_.size(); ++v) {
+    if (!vars_[v].shown) continue;
+    shown[v] = (vars_[v].width == 1 ? "0" : "b0 ") + vars_[v].code;
+    out_ << shown[v] << "\n";
+  }
+  out_ << "$end\n";
   std::size_t i = 0;
   while (i < changes_.size()) {
     const std::uint64_t ns = changes_[i].time_ps / 1000;
@@ -123,8 +184,9 @@ void VcdWriter::close() {
     }
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    bool stamped = false;
+    bool stamped = ns == 0;
     for (int var : touched) {
+      if (!vars_[var].shown) continue;
       const std::string text = format_value(vars_[var], running[var]);
       if (text == shown[var]) continue;
       if (!stamped) {
@@ -136,6 +198,61 @@ void VcdWriter::close() {
     }
   }
   out_.close();
+  std::ofstream(gtkw_path_for(path_), std::ios::trunc) << gtkw_text();
+}
+
+// GTKWave flags (its savefile format): right-justified binary for a bit, decimal for a number,
+// ASCII for text; a blank row opens and closes each device's group.
+std::string VcdWriter::gtkw_text() const {
+  constexpr const char* kBit = "@28";
+  constexpr const char* kDecimal = "@24";
+  constexpr const char* kAscii = "@820";
+  constexpr const char* kGroupBegin = "@800200";
+  constexpr const char* kGroupEnd = "@1000200";
+  std::ostringstream out;
+  const std::string file = path_.substr(path_.find_last_of('/') + 1);
+  // The whole run in view: at zoom z GTKWave 3.3 shows about 3.8 x 2^-z ns in a window of this
+  // size (measured), so z = -log2(end / 3.5) leaves a little room after the last change.
+  const std::uint64_t end_ns =
+      changes_.empty() ? 1 : std::max<std::uint64_t>(1, changes_.back().time_ps / 1000);
+  out << "[*] GTKWave save file written by allreduce-sim for " << file << "\n"
+      << "[dumpfile] \"" << file << "\"\n[timestart] 0\n[size] 1400 900\n[signals_width] 300\n"
+      << std::fixed << std::setprecision(6) << "*" << -std::log2(static_cast<double>(end_ns) / 3.5)
+      << " -1";
+  for (int marker = 0; marker < 26; ++marker) out << " -1";
+  out << "\n";
+  std::vector<int> devices = devices_;
+  std::sort(devices.begin(), devices.end());
+  for (int device : devices) {
+    const std::string scope = "dev" + std::to_string(device);
+    out << "[treeopen] " << scope << ".\n";
+  }
+  for (int device : devices) {
+    const std::string scope = "dev" + std::to_string(device);
+    out << kGroupBegin << "\n-" << scope << "\n";
+    const auto name = [](const Var& v) {
+      const std::string full = v.scope + "." + v.name;
+      return v.width == 1 ? full : full + "[" + std::to_string(v.width - 1) + ":0]";
+    };
+    // Phase and round first, then the links that carried data, then the signal cells.
+    for (const char* what : {"phase", "round"}) {
+      for (const Var& v : vars_) {
+        if (v.scope == scope + ".core" && v.name == what) {
+          out << (v.kind == Kind::Text ? kAscii : kDecimal) << "\n" << name(v) << "\n";
+        }
+      }
+    }
+    for (const Var& v : vars_) {
+      const bool link = v.scope == scope && v.name.size() > 5 &&
+                        v.name.compare(v.name.size() - 5, 5, "_busy") == 0;
+      if (link && v.changes) out << kBit << "\n" << name(v) << "\n";
+    }
+    for (const Var& v : vars_) {
+      if (v.scope == scope + ".signal") out << kDecimal << "\n" << name(v) << "\n";
+    }
+    out << kGroupEnd << "\n-" << scope << "\n";
+  }
+  return out.str();
 }
 
 }  // namespace ars

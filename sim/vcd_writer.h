@@ -1,6 +1,7 @@
 // Writes the models' value changes as a VCD waveform (1 ns time unit) with one scope per
-// device. SystemC's own VCD writer stamps the wall-clock date into the file; this one keeps
-// the same run byte-identical, and it accepts changes reported ahead of simulated time.
+// device, and a GTKWave save file beside it. SystemC's own VCD writer stamps the wall-clock
+// date into the file; this one keeps the same run byte-identical, and it accepts changes
+// reported ahead of simulated time.
 #pragma once
 
 #include <cstdint>
@@ -12,17 +13,22 @@
 
 namespace ars {
 
+// The GTKWave save file written beside a VCD: run.vcd -> run.gtkw.
+std::string gtkw_path_for(const std::string& vcd_path);
+
 class VcdWriter : public TraceSink {
  public:
   // Opens `path` at once so that an unwritable path fails before the simulation runs.
-  explicit VcdWriter(const std::string& path);
+  // `devices` are those taking part (-d): another device's variables are left out unless they
+  // change (a link that relays the participants' traffic).
+  VcdWriter(const std::string& path, const std::vector<int>& devices);
   ~VcdWriter() override;
 
   int declare(const std::string& scope, const std::string& name, int width, Kind kind) override;
   void record(int var, std::uint64_t time_ps, std::int64_t value) override;
   void record_text(int var, std::uint64_t time_ps, const std::string& text) override;
 
-  // Sorts the changes and writes the file.
+  // Sorts the changes and writes the VCD and its save file (gtkw_path_for).
   void close();
 
  private:
@@ -32,6 +38,8 @@ class VcdWriter : public TraceSink {
     int width;
     Kind kind;
     std::string code;
+    bool changes = false;  // some change sets a non-zero value
+    bool shown = true;
   };
   struct Change {
     std::uint64_t time_ps;
@@ -41,8 +49,12 @@ class VcdWriter : public TraceSink {
   };
   std::string format_value(const Var& var, std::int64_t value) const;
   void write_scopes(std::ofstream& out) const;
+  // The variables shown, and Text widths wide enough for their longest text.
+  void settle_vars();
+  std::string gtkw_text() const;
 
   std::string path_;
+  std::vector<int> devices_;
   std::ofstream out_;
   std::vector<Var> vars_;
   std::vector<Change> changes_;

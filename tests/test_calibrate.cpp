@@ -232,6 +232,15 @@ TEST(Calibrate, FitRecoversKnownParameters) {
                                     fitted);
   ASSERT_EQ(result.status, 0) << result.output;
   EXPECT_NE(result.output.find("held fixed"), std::string::npos);
+  // Cycles are also shown in us, the README's unit: the fitted cycles / 1.8 GHz / 1000.
+  const std::size_t line = result.output.find("  launch.offset_cycles = ");
+  ASSERT_NE(line, std::string::npos) << result.output;
+  std::istringstream fit(result.output.substr(line));
+  std::string key, equals, base, base_value, equals_us, unit;
+  double cycles = 0, us = 0;
+  fit >> key >> equals >> cycles >> base >> base_value >> equals_us >> us >> unit;
+  EXPECT_EQ(unit, "us") << result.output;
+  EXPECT_NEAR(us, cycles / 1.8 / 1000.0, 1e-5 * us);
   EXPECT_NEAR(ini_value(fitted, "launch.offset_cycles"), true_offset, 0.02 * true_offset);
   EXPECT_NEAR(ini_value(fitted, "dma.remote_bytes_per_cycle"), true_rate, 0.02 * true_rate);
   // The written profile is a loadable platform.

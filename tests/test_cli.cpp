@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,7 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cli.h"
 #include "sim/config.h"
+#include "tests/run_process.h"
 
 namespace ars {
 namespace {
@@ -174,6 +177,216 @@ TEST(Cli, HelpExitsZeroAndMentionsEveryOption) {
   for (const auto& key : keys.options()) {
     EXPECT_NE(run.out.find("--" + key->long_name() + " "), std::string::npos) << key->long_name();
   }
+}
+
+// One size vocabulary: a bare number counts elements, a unit bytes (nccl-tests' K, M, G).
+TEST(Sizes, BareNumbersAreElementsAndUnitsAreBytes) {
+  EXPECT_EQ(parse_size("64", DType::FP32), 64u);
+  EXPECT_EQ(parse_size("64", DType::FP16), 64u);
+  EXPECT_EQ(parse_size("512B", DType::FP32), 128u);
+  EXPECT_EQ(parse_size("1K", DType::FP16), 512u);      // 1024 B of 2-byte elements
+  EXPECT_EQ(parse_size("16KiB", DType::FP32), 4096u);  // 16384 B of 4-byte elements
+  EXPECT_EQ(parse_size("128M", DType::FP32), 128u * 1024 * 1024 / 4);
+  EXPECT_EQ(parse_size("1g", DType::FP32), 1024u * 1024 * 1024 / 4);
+  try {
+    parse_size("128MB", DType::FP32, "-e/--maxbytes");
+    ADD_FAILURE() << "128MB was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("-e/--maxbytes: '128MB'", 0), 0u) << e.what();
+  }
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(Cli, HelpListsSubcommandsEveryPlatformAndTheSelectedPlatformsValues) {
+  const Invocation run = run_cli("-p a2a3 --help");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const char* subcommand : {"costcard", "calibrate", "validate"}) {
+    EXPECT_NE(run.out.find(std::string("  ") + subcommand + " "), std::string::npos) << subcommand;
+  }
+  // Every platform in configs/, found by listing the directory.
+  const std::vector<std::string> names = platform_names();
+  EXPECT_GE(names.size(), 4u);
+  for (const std::string& name : names) {
+    EXPECT_NE(run.out.find(name), std::string::npos) << name;
+  }
+  // a2a3's own values (the built-in default is 32), printed as the shortest exact text.
+  EXPECT_NE(run.out.find("--dma.remote_bytes_per_cycle arg (=15.56)"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("--dma.misaligned_rate_factor arg (=0.7)"), std::string::npos);
+  EXPECT_EQ(run.out.find("0.6999"), std::string::npos);
+  EXPECT_NE(
+      run_cli("costcard -p a2a3 --help").out.find("--dma.remote_bytes_per_cycle arg (=15.56)"),
+      std::string::npos);
+  const Invocation calibrated = run_cli("-p a2a3-910b2 --help");
+  EXPECT_NE(calibrated.out.find("--link.latency_ns arg (=122.1)"), std::string::npos)
+      << calibrated.out;
+}
+
+TEST(Cli, PrintConfigKeepsEveryValuesSourceTag) {
+  const Invocation run = run_cli("-p a2a3 --print-config --link.latency_ns 900");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("clock_GHz = 1.8                # spec: 910B2/B3 core clock\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("latency_ns = 900               # command line\n"), std::string::npos);
+  // a2a3.ini does not set this key and names no base: the built-in default, said so.
+  EXPECT_NE(run.out.find("posted_stores = 0              # built-in default (the file names no "
+                         "base)\n"),
+            std::string::npos);
+}
+
+TEST(Cli, APartialConfigSaysWhatItInheritsFromItsBase) {
+  test::ScratchDir dir;
+  const std::string ini = dir / "wide.ini";
+  std::ofstream(ini) << "base = a2a3\n[platform]\ntopology = switch  # what-if\ndevices = 16\n";
+  const Invocation config = run_cli("-p " + ini + " --print-config");
+  EXPECT_EQ(config.exit_code, 0) << config.err;
+  EXPECT_NE(config.out.find("name = wide                    # the file's name"), std::string::npos)
+      << config.out;
+  EXPECT_NE(config.out.find("topology = switch              # what-if\n"), std::string::npos);
+  EXPECT_NE(config.out.find("devices = 16                   # set in wide.ini, untagged\n"),
+            std::string::npos);
+  EXPECT_NE(config.out.find("remote_bytes_per_cycle = 15.56 # base a2a3: estimate:"),
+            std::string::npos);
+  // The report names the file, its base and how many keys it inherits: every key less the
+  // three it sets or names itself by.
+  PlatformConfig defaults;
+  const std::string inherited = std::to_string(platform_options(defaults).options().size() - 3);
+  const Invocation run = run_cli("-p " + ini + " -k mesh -d 0,9");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("on wide (switch,"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("config: " + ini + " (base a2a3, " + inherited + " keys inherited)\n"),
+            std::string::npos)
+      << run.out;
+  // Without a base the unset keys are the built-in defaults, and the report says so.
+  const std::string bare = dir / "bare.ini";
+  std::ofstream(bare) << "[platform]\ntopology = switch\ndevices = 16\n";
+  EXPECT_NE(run_cli("-p " + bare + " -k mesh")
+                .out.find("config: " + bare + " (no base: " + inherited +
+                          " keys take built-in defaults)\n"),
+            std::string::npos);
+}
+
+TEST(Cli, BuiltinKernelNamesRunWithoutModeAndHandKernelsCarryNoMode) {
+  const TempFile builtin(".json");
+  const Invocation ring = run_cli("-k builtin_ring -q --json " + builtin.path());
+  EXPECT_EQ(ring.exit_code, 0) << ring.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(builtin.path()));
+  EXPECT_EQ(j.at("kernel"), "builtin_ring");
+  EXPECT_EQ(j.at("mode"), "ring");
+  const TempFile hand(".json");
+  const Invocation mesh = run_cli("-k mesh --json " + hand.path());
+  EXPECT_EQ(mesh.exit_code, 0) << mesh.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file(hand.path())).count("mode"), 0u);
+  EXPECT_EQ(mesh.out.rfind("allreduce-sim: kernel mesh on a2a3 (", 0), 0u) << mesh.out;
+}
+
+// The summary: device time, algbw and busbw, the verdict.
+TEST(Cli, QuietPrintsOnlyTheSummary) {
+  const Invocation run = run_cli("-k ring -q");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<std::string> lines = lines_of(run.out);
+  ASSERT_EQ(lines.size(), 3u) << run.out;
+  EXPECT_EQ(lines[0].rfind("device time: ", 0), 0u);
+  EXPECT_EQ(lines[1].rfind("algbw: ", 0), 0u);
+  EXPECT_NE(lines[1].find(", busbw: "), std::string::npos);
+  EXPECT_EQ(lines[2], "OK");
+}
+
+// The round table of a kernel with long phase names: every row as long as the header, so the
+// columns stay under their names.
+TEST(Cli, RoundTableStaysAlignedWithLongPhaseNames) {
+  const Invocation run = run_cli("-k two_phase");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<std::string> lines = lines_of(run.out);
+  std::size_t header = 0;
+  while (header < lines.size() && lines[header].rfind("rank  round  phase", 0) != 0) ++header;
+  ASSERT_LT(header, lines.size()) << run.out;
+  int rows = 0;
+  for (std::size_t i = header + 1; i < lines.size() && !lines[i].empty(); ++i, ++rows) {
+    EXPECT_EQ(lines[i].size(), lines[header].size()) << lines[i];
+  }
+  EXPECT_EQ(rows, 4 * 5);  // stage-in, barrier A, reduce-scatter, barrier B, all-gather
+  EXPECT_NE(run.out.find("reduce-scatter "), std::string::npos);
+  // The transfer-limits table too: every count ends under the end of "transfers".
+  std::size_t limits = 0;
+  while (limits < lines.size() && lines[limits].rfind("round  phase", 0) != 0) ++limits;
+  ASSERT_LT(limits, lines.size()) << run.out;
+  const std::size_t end = lines[limits].find("transfers") + std::string("transfers").size();
+  int limit_rows = 0;
+  for (std::size_t i = limits + 1; i < lines.size() && !lines[i].empty(); ++i, ++limit_rows) {
+    ASSERT_GT(lines[i].size(), end) << lines[i];
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(lines[i][end - 1]))) << lines[i];
+    EXPECT_EQ(lines[i][end], ' ') << lines[i];
+  }
+  EXPECT_EQ(limit_rows, 3);  // the rounds that move data: stage-in, reduce-scatter, all-gather
+}
+
+std::size_t round_rows_of_rank(const std::string& out, int rank) {
+  std::size_t rows = 0;
+  for (const std::string& line : lines_of(out)) {
+    std::istringstream words(line);
+    int r = -1, round = -1;
+    std::string phase;
+    double start = -1;
+    if (words >> r >> round >> phase >> start && r == rank && line.find("(") == std::string::npos &&
+        phase.find_first_of("0123456789") == std::string::npos) {
+      ++rows;
+    }
+  }
+  return rows;
+}
+
+TEST(Cli, RanksShownLimitsTheRoundTableAndSaysHowToSeeAll) {
+  const std::string run16 =
+      "-p switch16 -d 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 -k ring --size 256";
+  const Invocation some = run_cli(run16);
+  EXPECT_EQ(some.exit_code, 0) << some.err;
+  // The ring at P = 16: stage-in, 2(P-1) = 30 rounds, stage-out.
+  EXPECT_EQ(round_rows_of_rank(some.out, 7), 32u);
+  EXPECT_EQ(round_rows_of_rank(some.out, 8), 0u);
+  EXPECT_NE(some.out.find("(rounds of ranks 0-7 of 16 shown; --ranks-shown all shows every rank"),
+            std::string::npos)
+      << some.out;
+  const Invocation all = run_cli(run16 + " --ranks-shown all");
+  EXPECT_EQ(round_rows_of_rank(all.out, 15), 32u);
+  EXPECT_EQ(all.out.find("--ranks-shown all shows"), std::string::npos);
+}
+
+TEST(Cli, ScheduleDumpStatesItsUnitsAndCanCarryTimes) {
+  const TempFile plain(".schedule");
+  const TempFile timed(".schedule");
+  ASSERT_EQ(run_cli("-k ring -q --dump-schedule " + plain.path()).exit_code, 0);
+  ASSERT_EQ(run_cli("-k ring -q --dump-schedule-times --dump-schedule " + timed.path()).exit_code,
+            0);
+  const std::vector<std::string> lines = lines_of(read_file(plain.path()));
+  const std::vector<std::string> times = lines_of(read_file(timed.path()));
+  ASSERT_EQ(lines.size(), times.size());
+  EXPECT_EQ(lines[0], "# offset: elements from the window's start; bytes: bytes");
+  EXPECT_EQ(times[0],
+            "# t_ns: issue time in ns; offset: elements from the window's start; "
+            "bytes: bytes");
+  // Every timed line is the plain line after its time; a rank's times never go back.
+  double last = -1;
+  std::string rank;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const auto space = times[i].find(' ');
+    EXPECT_EQ(times[i].substr(space + 1), lines[i]);
+    const double t = std::stod(times[i].substr(5, space - 5));
+    const std::string this_rank = lines[i].substr(0, lines[i].find(' '));
+    if (this_rank == rank) {
+      EXPECT_GE(t, last) << times[i];
+    }
+    rank = this_rank;
+    last = t;
+  }
+  EXPECT_EQ(times[1].rfind("t_ns=0.000 rank=0 op=round index=0 phase=stage-in", 0), 0u);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -290,6 +291,14 @@ TEST(Fastest, PicksTheQuickestKernelThatRanAtEachSize) {
   EXPECT_EQ(fastest[3], std::nullopt);
 }
 
+// A win of 1 % or less is a tie: the ring must be ahead by more from the crossover on.
+TEST(Crossover, AWinWithinTheTieMarginIsNoCrossover) {
+  EXPECT_EQ(kCrossoverTiePercent, 1.0);
+  EXPECT_EQ(find_crossover({100, 100}, {99.97, 99.5}), std::nullopt);  // 0.03 % and 0.5 %
+  EXPECT_EQ(find_crossover({100, 100}, {99.5, 98.9}), std::optional<std::size_t>(1));  // 1.1 %
+  EXPECT_EQ(find_crossover({100, 100}, {99.97, 99.97}, 0.0), std::optional<std::size_t>(0));
+}
+
 TEST(Busbw, IsAlgbwTimesTwoPMinusOneOverP) {
   EXPECT_DOUBLE_EQ(allreduce_busbw(10.0, 2), 10.0);
   EXPECT_DOUBLE_EQ(allreduce_busbw(10.0, 4), 15.0);
@@ -379,6 +388,59 @@ TEST(CostcardCommand, ReportsTheFastestOfTheAlgorithmsAtScale) {
   EXPECT_NE(out.find("  P = 16: hierarchical/rhd at 64KiB..128KiB (cards: hierarchical/rhd)\n"),
             std::string::npos)
       << out;
+}
+
+// `--kernels builtin` sweeps the builtin in both modes; the crossover line gives the margins
+// and the result on the ideal platform beside the cards'.
+TEST(CostcardCommand, BuiltinMeansBothModesAndTheCrossoverShowsItsMargins) {
+  std::string out;
+  ASSERT_EQ(run_binary("costcard --kernels builtin --ranks 2 -b 256 -e 2K", out), 0) << out;
+  EXPECT_NE(out.find("\nbuiltin_mesh   2       1KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nbuiltin_ring   2       2KiB"), std::string::npos) << out;
+  const std::string head =
+      "builtin_ring vs builtin_mesh, P = 2: the ring never wins up to 2KiB [2KiB: ring ";
+  const std::size_t at = out.find(head);
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string line = out.substr(at, out.find('\n', at) - at);
+  EXPECT_NE(line.find(" % slower, "), std::string::npos) << line;
+  EXPECT_NE(line.find("]; --ideal: never; cards: never; rule of thumb does not hold"),
+            std::string::npos)
+      << line;
+}
+
+// The plot script, as the README runs it: one file per platform, P, dtype and op, so two
+// platforms' sweeps do not overwrite each other, at 150 dpi.
+TEST(CostcardCommand, PlotsOfTwoPlatformsKeepTheirOwnNames) {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "python3-matplotlib is not installed";
+  }
+  const std::string dir = temp_path("plots");
+  std::string out;
+  for (const char* platform : {"a2a3", "ring8"}) {
+    const std::string csv = temp_path(std::string("sweep_") + platform + ".csv");
+    ASSERT_EQ(run_binary(std::string("costcard --kernels mesh --ranks 2 -b 1K -e 2K -p ") +
+                             platform + " --csv " + csv,
+                         out),
+              0);
+    ASSERT_EQ(std::system((ARS_SOURCE_DIR "/scripts/plot_costcard.py sweep " + csv + " " + dir +
+                           " >/dev/null")
+                              .c_str()),
+              0);
+  }
+  for (const char* name : {"/costcard_a2a3_P2_fp32_sum.png", "/costcard_ring8_P2_fp32_sum.png"}) {
+    std::ifstream png(dir + name, std::ios::binary);
+    ASSERT_TRUE(png.good()) << name;
+    const std::string bytes((std::istreambuf_iterator<char>(png)),
+                            std::istreambuf_iterator<char>());
+    // PNG's pHYs chunk: pixels per metre, 150 dpi = 150 / 0.0254 = 5905.5, written as 5906.
+    const std::size_t at = bytes.find("pHYs");
+    ASSERT_NE(at, std::string::npos) << name;
+    std::uint32_t per_metre = 0;
+    for (int i = 0; i < 4; ++i) {
+      per_metre = per_metre << 8 | static_cast<unsigned char>(bytes[at + 4 + i]);
+    }
+    EXPECT_EQ(per_metre, 5906u) << name;
+  }
 }
 
 TEST(CostcardCommand, BadInputIsAOneLineErrorWithCode2) {

@@ -1,5 +1,5 @@
-// The same command gives byte-identical JSON, VCD and schedule dumps, for every registered
-// kernel (the registry is read when the test runs, so kernels added later are covered).
+// The same command gives byte-identical JSON, VCD, GTKWave save file and schedule dumps, for every
+// registered kernel (the registry is read when the test runs, so kernels added later are covered).
 #include <string>
 #include <vector>
 
@@ -18,24 +18,17 @@ struct Outputs {
   std::string json;
   std::string vcd;
   std::string schedule;
+  std::string gtkw;
 };
-
-// The builtins take their algorithm from --mode; a ring kernel is run in ring mode.
-std::string mode_of(const std::string& kernel) {
-  const std::string ring = "ring";
-  const bool is_ring = kernel.size() >= ring.size() &&
-                       kernel.compare(kernel.size() - ring.size(), ring.size(), ring) == 0;
-  return is_ring ? "ring" : "mesh";
-}
 
 Outputs run_once(const std::string& kernel) {
   ScratchDir dir;
-  const test::ProcessResult run = test::run_binary(
-      {"-k", kernel, "--mode", mode_of(kernel), "-d", "0,1,2,3", "--size", "4096", "--json",
-       dir / "run.json", "--vcd", dir / "run.vcd", "--dump-schedule", dir / "schedule.txt"});
+  const test::ProcessResult run =
+      test::run_binary({"-k", kernel, "-d", "0,1,2,3", "--size", "4096", "--json", dir / "run.json",
+                        "--vcd", dir / "run.vcd", "--dump-schedule", dir / "schedule.txt"});
   EXPECT_EQ(run.signal, 0) << kernel;
   return {run.exit_code, test::read_file(dir / "run.json"), test::read_file(dir / "run.vcd"),
-          test::read_file(dir / "schedule.txt")};
+          test::read_file(dir / "schedule.txt"), test::read_file(dir / "run.gtkw")};
 }
 
 TEST(Determinism, EveryKernelWritesIdenticalBytesTwice) {
@@ -49,9 +42,11 @@ TEST(Determinism, EveryKernelWritesIdenticalBytesTwice) {
     EXPECT_FALSE(first.json.empty());
     EXPECT_FALSE(first.vcd.empty());
     EXPECT_FALSE(first.schedule.empty());
+    EXPECT_FALSE(first.gtkw.empty());
     EXPECT_TRUE(first.json == second.json) << "JSON differs";
     EXPECT_TRUE(first.vcd == second.vcd) << "VCD differs";
     EXPECT_TRUE(first.schedule == second.schedule) << "schedule differs";
+    EXPECT_TRUE(first.gtkw == second.gtkw) << "GTKWave save file differs";
   }
 }
 

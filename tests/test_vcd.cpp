@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/run_process.h"
 
@@ -96,6 +97,74 @@ TEST(Vcd, GtkwaveReadsEveryVariableInAPerDeviceHierarchy) {
   EXPECT_EQ(cells, 4u * 6u * 4u);  // four devices, each a [2(P-1), P] = [6, 4] signal
   // Each rank pulls from its left neighbour: four link directions carry data.
   EXPECT_EQ(busy_links, 4u);
+}
+
+// The text a Text variable's bit vector carries: 8 bits per character, first character on top.
+std::string ascii(const std::string& bits) {
+  const std::size_t padded = (bits.size() + 7) / 8 * 8;
+  const std::string all = std::string(padded - bits.size(), '0') + bits;
+  std::string text;
+  for (std::size_t at = 0; at < all.size(); at += 8) {
+    const char c = static_cast<char>(std::stoi(all.substr(at, 8), nullptr, 2));
+    if (c != 0) text += c;
+  }
+  return text;
+}
+
+// Phase names in full (barrier A and B apart), the devices outside -d without scopes, and a
+// GTKWave save file beside the VCD that groups each device's phase (ASCII), round, busy links
+// and signal cells.
+TEST(Vcd, FullPhaseNamesOnlyTheDevicesTakingPartAndASaveFile) {
+  ScratchDir dir;
+  const std::string vcd = dir / "two_phase.vcd";
+  const auto run =
+      run_binary({"-k", "two_phase", "-d", "0,2", "--size", "4096", "--vcd", vcd, "-q"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string text = read_file(vcd);
+  ASSERT_EQ(std::system(("vcd2fst " + vcd + " " + dir / "run.fst" + " >/dev/null 2>&1").c_str()),
+            0);
+  // dev1 (and the others not in -d) carry nothing: no scope.
+  EXPECT_EQ(count(text, "$scope module dev"), 2u) << text.substr(0, 2000);
+  EXPECT_EQ(text.find("$scope module dev1 "), std::string::npos);
+
+  std::string phase_code;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" phase $end") != std::string::npos && phase_code.empty()) {
+      std::istringstream words(line);
+      std::string var, type, width;
+      words >> var >> type >> width >> phase_code;
+      // "reduce-scatter", the longest name, fits: 14 characters of 8 bits.
+      EXPECT_EQ(width, "112");
+    }
+  }
+  std::vector<std::string> phases;
+  std::istringstream changes(text);
+  for (std::string line; std::getline(changes, line);) {
+    if (line.size() > phase_code.size() + 2 && line[0] == 'b' &&
+        line.compare(line.size() - phase_code.size() - 1, std::string::npos, " " + phase_code) ==
+            0) {
+      phases.push_back(ascii(line.substr(1, line.size() - phase_code.size() - 2)));
+    }
+  }
+  const std::vector<std::string> expected = {
+      "", "stage-in", "barrier A", "reduce-scatter", "barrier B", "all-gather"};
+  ASSERT_GE(phases.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(phases[i], expected[i]) << i;
+
+  const std::string gtkw = read_file(dir / "two_phase.gtkw");
+  EXPECT_NE(gtkw.find("[dumpfile] \"two_phase.vcd\"\n"), std::string::npos) << gtkw;
+  for (const char* device : {"dev0", "dev2"}) {
+    const std::string d = device;
+    // A group per device: its phase in ASCII, its round in decimal, its busy link, its cells.
+    EXPECT_NE(gtkw.find("@800200\n-" + d + "\n@820\n" + d + ".core.phase[111:0]\n@24\n" + d +
+                        ".core.round[15:0]\n@28\n" + d + ".link_to_"),
+              std::string::npos)
+        << gtkw;
+    EXPECT_NE(gtkw.find("@24\n" + d + ".signal.signal_r1_c1[31:0]\n@1000200\n-" + d + "\n"),
+              std::string::npos);
+  }
+  EXPECT_EQ(gtkw.find("dev1"), std::string::npos);
 }
 
 }  // namespace

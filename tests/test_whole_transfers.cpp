@@ -30,7 +30,7 @@ const Topology kTopologies[] = {
     {"switch16", "0,5,10,15"},
     {"a2a3-cluster", "0,1,8,9"},
     {"a2a3-cluster", "0,17,40,127"},
-    {"a3-superpod", "0,1,16,200"},
+    {"a3-superpod", "0,9,16,200"},
 };
 
 std::string mode_of(const std::string& kernel) {
