@@ -819,7 +819,8 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     }
     std::vector<Point> shown_ideal;
     for (std::size_t i = 0; i < ideal_points.size(); ++i) {
-      if ((sweep_points + i) % shard.count == shard.index - 1) shown_ideal.push_back(ideal_points[i]);
+      if ((sweep_points + i) % shard.count == shard.index - 1)
+        shown_ideal.push_back(ideal_points[i]);
     }
     points = std::move(shown);
     ideal_points = std::move(shown_ideal);

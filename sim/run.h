@@ -28,7 +28,7 @@ struct RunRequest {
   // Issue every 512 B burst of a DMA transfer in its own time even where nothing observes
   // them; by default a transfer is timed as one step with the same results.
   bool detailed_bursts = false;
-  bool quiet = false;        // --quiet: the report is the summary only, no progress line
+  bool quiet = false;  // --quiet: the report is the summary only, no progress line
   double max_sim_time_ns = 1e10;
   // A run lasting over 2 s wall draws a progress line on stderr, rewritten in place: for a
   // terminal only (the command line sets it when stderr is one).
