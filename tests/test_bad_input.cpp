@@ -159,7 +159,7 @@ const BadInput kRows[] = {
     {"UnknownKernelListsEveryName",
      {"-k", "tree_reduce"},
      nullptr,
-     "builtin_mesh, builtin_ring, host_mesh, builtin"},
+     "host_mesh, rhd, hierarchical, builtin"},
     {"UnknownPlatformListsThePlatforms",
      {"-p", "a2a4"},
      nullptr,

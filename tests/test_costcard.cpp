@@ -395,8 +395,8 @@ TEST(CostcardCommand, ReportsTheFastestOfTheAlgorithmsAtScale) {
 TEST(CostcardCommand, BuiltinMeansBothModesAndTheCrossoverShowsItsMargins) {
   std::string out;
   ASSERT_EQ(run_binary("costcard --kernels builtin --ranks 2 -b 256 -e 2K", out), 0) << out;
-  EXPECT_NE(out.find("\nbuiltin_mesh   2       1KiB"), std::string::npos) << out;
-  EXPECT_NE(out.find("\nbuiltin_ring   2       2KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nbuiltin_mesh       2       1KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nbuiltin_ring       2       2KiB"), std::string::npos) << out;
   const std::string head =
       "builtin_ring vs builtin_mesh, P = 2: the ring never wins up to 2KiB [2KiB: ring ";
   const std::size_t at = out.find(head);

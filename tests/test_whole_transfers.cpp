@@ -33,10 +33,6 @@ const Topology kTopologies[] = {
     {"a3-superpod", "0,9,16,200"},
 };
 
-std::string mode_of(const std::string& kernel) {
-  return kernel.find("ring") != std::string::npos ? "ring" : "mesh";
-}
-
 // The report without its wall-time line, which differs from run to run.
 std::string tables(const std::string& out) {
   std::string kept;
@@ -85,8 +81,8 @@ TEST_P(WholeTransfers, EveryKernelGivesTheBurstByBurstBytes) {
     for (const char* size : {"1024", "24576"}) {
       SCOPED_TRACE(std::string(kernel.name) + " on " + topology.platform + " -d " +
                    topology.devices + " --size " + size);
-      expect_same_both_ways({"-p", topology.platform, "-d", topology.devices, "-k", kernel.name,
-                             "--mode", mode_of(kernel.name), "--size", size});
+      expect_same_both_ways(
+          {"-p", topology.platform, "-d", topology.devices, "-k", kernel.name, "--size", size});
     }
   }
 }
