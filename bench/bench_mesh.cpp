@@ -19,8 +19,8 @@
 
 #include <systemc>
 
-#include "sim/batch.h"
 #include "sim/config.h"
+#include "sim/studies/batch.h"
 
 namespace ars {
 namespace {

@@ -17,16 +17,16 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
-#include "sim/calibrate.h"
 #include "sim/codegen.h"
 #include "sim/config.h"
-#include "sim/costcard.h"
 #include "sim/memory_guard.h"
-#include "sim/output_file.h"
-#include "sim/report.h"
+#include "sim/outputs/output_file.h"
+#include "sim/outputs/report.h"
+#include "sim/outputs/vcd_writer.h"
 #include "sim/run.h"
+#include "sim/studies/calibrate.h"
+#include "sim/studies/costcard.h"
 #include "sim/suggest.h"
-#include "sim/vcd_writer.h"
 
 namespace ars {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernels/api.h"
-#include "sim/report.h"
+#include "sim/outputs/report.h"
 #include "sim/run.h"
 
 namespace ars {

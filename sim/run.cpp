@@ -24,9 +24,9 @@
 #include "models/fixed_hash.h"
 #include "models/platform.h"
 #include "sim/memory_guard.h"
-#include "sim/output_file.h"
-#include "sim/timeline_trace.h"
-#include "sim/vcd_writer.h"
+#include "sim/outputs/output_file.h"
+#include "sim/outputs/timeline_trace.h"
+#include "sim/outputs/vcd_writer.h"
 
 namespace ars {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/calibrate.h"
+#include "sim/studies/calibrate.h"
 
 namespace ars {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/api.h"
-#include "sim/calibrate.h"
+#include "sim/studies/calibrate.h"
 
 namespace ars {
 namespace {

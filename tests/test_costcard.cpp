@@ -1,4 +1,4 @@
-// Cost cards (sim/cards.h) and the costcard subcommand: cards hold exactly for bytes and
+// Cost cards (sim/studies/cards.h) and the costcard subcommand: cards hold exactly for bytes and
 // rounds, match the simulated time within 1 % on the ideal platform, and the sweep's outputs
 // (CSV, crossover, exit codes) say what they should.
 #include <gtest/gtest.h>
@@ -19,10 +19,10 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
-#include "sim/cards.h"
 #include "sim/config.h"
-#include "sim/costcard.h"
 #include "sim/run.h"
+#include "sim/studies/cards.h"
+#include "sim/studies/costcard.h"
 
 namespace ars {
 namespace {

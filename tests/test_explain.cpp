@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/registry.h"
-#include "sim/critical_path.h"
+#include "sim/outputs/critical_path.h"
 #include "sim/run.h"
 #include "tests/run_process.h"
 

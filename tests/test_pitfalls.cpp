@@ -18,7 +18,7 @@
 #include "kernels/registry.h"
 #include "kernels/ring.h"
 #include "kernels/tiling.h"
-#include "sim/report.h"
+#include "sim/outputs/report.h"
 #include "sim/run.h"
 
 namespace ars {

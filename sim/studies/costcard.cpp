@@ -1,4 +1,4 @@
-#include "sim/costcard.h"
+#include "sim/studies/costcard.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,11 +19,11 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/registry.h"
-#include "sim/batch.h"
-#include "sim/cards.h"
 #include "sim/cli.h"
 #include "sim/config.h"
-#include "sim/output_file.h"
+#include "sim/outputs/output_file.h"
+#include "sim/studies/batch.h"
+#include "sim/studies/cards.h"
 
 namespace ars {
 

@@ -1,4 +1,4 @@
-#include "sim/timeline_trace.h"
+#include "sim/outputs/timeline_trace.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/critical_path.h"
+#include "sim/outputs/critical_path.h"
 
 namespace ars {
 

@@ -1,4 +1,4 @@
-#include "sim/output_file.h"
+#include "sim/outputs/output_file.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "sim/calibrate.h"
+#include "sim/studies/calibrate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,10 +16,10 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
-#include "sim/batch.h"
 #include "sim/codegen.h"
 #include "sim/config.h"
-#include "sim/output_file.h"
+#include "sim/outputs/output_file.h"
+#include "sim/studies/batch.h"
 
 namespace ars {
 

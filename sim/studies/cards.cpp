@@ -1,4 +1,4 @@
-#include "sim/cards.h"
+#include "sim/studies/cards.h"
 
 #include <algorithm>
 #include <cmath>

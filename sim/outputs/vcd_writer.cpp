@@ -1,4 +1,4 @@
-#include "sim/vcd_writer.h"
+#include "sim/outputs/vcd_writer.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "sim/batch.h"
+#include "sim/studies/batch.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/report.h"
+#include "sim/outputs/report.h"
 
 namespace ars {
 

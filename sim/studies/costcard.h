@@ -1,6 +1,6 @@
 // `allreduce-sim costcard`: sweeps kernels x P x sizes, runs every point in its own process
-// (run_batch) and compares it with the kernel's analytical card (sim/cards.h): bytes, rounds,
-// notifies and waits must match exactly (exit 1 otherwise), time is reported with its
+// (run_batch) and compares it with the kernel's analytical card (sim/studies/cards.h): bytes,
+// rounds, notifies and waits must match exactly (exit 1 otherwise), time is reported with its
 // deviation and, where it deviates, where the difference comes from.
 #pragma once
 

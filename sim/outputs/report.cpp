@@ -1,4 +1,4 @@
-#include "sim/report.h"
+#include "sim/outputs/report.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/registry.h"
-#include "sim/critical_path.h"
+#include "sim/outputs/critical_path.h"
 
 namespace ars {
 

@@ -1,4 +1,4 @@
-#include "sim/critical_path.h"
+#include "sim/outputs/critical_path.h"
 
 #include <algorithm>
 #include <cstdio>
