@@ -16,6 +16,10 @@ namespace {
 // small stack keeps thousands of them close together in memory.
 constexpr std::size_t kQueueStackBytes = 64 * 1024;
 
+// Landed records are looked for once this many are held, so that a submit costs no extra
+// look at a record long out of the cache.
+constexpr std::uint64_t kRecordsHeld = 128;
+
 }  // namespace
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device)
@@ -49,7 +53,20 @@ void DmaEngine::end_of_elaboration() {
   if (to_ub->get_direct_mem_ptr(probe, dmi)) ub_ = dmi.get_dmi_ptr();
 }
 
+void DmaEngine::forget_landed() {
+  if (records_.size() - records_.first() < kRecordsHeld) return;
+  const std::uint64_t now = sc_core::sc_time_stamp().value();
+  std::uint64_t landed = 0;
+  for (std::uint64_t t = records_.first();
+       t < records_.size() && issued_[t] != 0 && records_[t].finish_ps <= now; ++t) {
+    ++landed;
+  }
+  records_.drop_front(landed);
+  issued_.drop_front(landed);
+}
+
 std::uint64_t DmaEngine::submit(const Request& request) {
+  if (!keep_records_) forget_landed();
   const std::uint64_t ticket = issued_.size();
   issued_.push_back(0);
   TransferRecord record;
@@ -111,18 +128,21 @@ void DmaEngine::queue_thread(int queue) {
 }
 
 void DmaEngine::wait_done(std::uint64_t ticket) {
+  if (forgotten(ticket)) return;
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
   const sc_time finish = sc_time::from_value(records_[ticket].finish_ps);
   if (finish > sc_core::sc_time_stamp()) sc_core::wait(finish - sc_core::sc_time_stamp());
 }
 
 void DmaEngine::wait_left(std::uint64_t ticket) {
+  if (forgotten(ticket)) return;
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
   const sc_time left = sc_time::from_value(records_[ticket].left_ps);
   if (left > sc_core::sc_time_stamp()) sc_core::wait(left - sc_core::sc_time_stamp());
 }
 
 bool DmaEngine::done(std::uint64_t ticket) const {
+  if (forgotten(ticket)) return true;
   return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= sc_core::sc_time_stamp().value();
 }
 

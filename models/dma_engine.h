@@ -28,6 +28,27 @@
 
 namespace ars {
 
+// Items by ticket, of which the oldest may have been dropped: ticket t is items_[t - first_].
+template <typename T>
+class TicketLog {
+ public:
+  T& operator[](std::uint64_t ticket) { return items_[ticket - first_]; }
+  const T& operator[](std::uint64_t ticket) const { return items_[ticket - first_]; }
+  const T& at(std::uint64_t ticket) const { return items_.at(ticket - first_); }
+  std::uint64_t size() const { return first_ + items_.size(); }  // the next ticket
+  std::uint64_t first() const { return first_; }                 // the oldest kept
+  void push_back(const T& item) { items_.push_back(item); }
+  void drop_front(std::size_t count) {
+    items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(count));
+    first_ += count;
+  }
+  std::vector<T> release() { return std::move(items_); }
+
+ private:
+  std::vector<T> items_;
+  std::uint64_t first_ = 0;
+};
+
 class DmaEngine : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<DmaEngine> to_noc;  // global memory, own or a peer's
@@ -46,12 +67,14 @@ class DmaEngine : public sc_core::sc_module {
   };
   // Queues a transfer and returns its ticket; the transfer starts when a queue is free.
   std::uint64_t submit(const Request& request);
-  // Every transfer's record, by ticket: the engine fills in when and how it ran, the
-  // submitter what it was for.
+  // A transfer's record, by ticket: the engine fills in when and how it ran, the submitter
+  // (right after submit()) what it was for.
   TransferRecord& record(std::uint64_t ticket) { return records_[ticket]; }
-  const std::vector<TransferRecord>& records() const { return records_; }
-  // Hands the records over once the simulation has ended, leaving the engine's empty.
-  std::vector<TransferRecord> release_records() { return std::move(records_); }
+  // Keeps every transfer's record for the run's reports; off, a record is dropped once its
+  // transfer has landed, so memory stays flat however many transfers a run makes.
+  void keep_records(bool on) { keep_records_ = on; }
+  // Hands every transfer's record over once the simulation has ended (records kept).
+  std::vector<TransferRecord> release_records() { return records_.release(); }
   // Blocks the calling thread until the transfer has completed.
   void wait_done(std::uint64_t ticket);
   // Blocks until the transfer's last burst has left its queue: its UB bytes have been read.
@@ -77,6 +100,10 @@ class DmaEngine : public sc_core::sc_module {
   // queue's thread waits until the last burst has left; submit() (a transfer timed whole,
   // starting now) only records the time.
   void execute(const Request& request, std::uint64_t ticket, bool queue_thread);
+  // Without kept records: drops the records at the front whose transfers have landed.
+  void forget_landed();
+  // The ticket's transfer has landed and its record was dropped.
+  bool forgotten(std::uint64_t ticket) const { return ticket < records_.first(); }
 
   Clock clock_;
   int device_;
@@ -98,8 +125,9 @@ class DmaEngine : public sc_core::sc_module {
   std::deque<Pending> pending_;
   sc_core::sc_event work_;
   sc_core::sc_event scheduled_;          // a transfer's completion time became known
-  std::vector<TransferRecord> records_;  // per ticket; finish_ps valid once issued
-  std::vector<char> issued_;
+  TicketLog<TransferRecord> records_;  // finish_ps valid once issued
+  TicketLog<char> issued_;
+  bool keep_records_ = true;
   // Per queue: free from this time on (a transfer reserved by submit()), and whether its
   // thread is executing a transfer now.
   std::vector<sc_core::sc_time> busy_until_;

@@ -25,6 +25,8 @@ class Platform : public sc_core::sc_module {
   struct Options {
     bool timing_only = false;      // move no payload bytes (no golden check possible)
     bool record_schedule = false;  // keep every rank's executed operations
+    // Keep every rank's per-round and dependency records (RankStats); off, only the counts.
+    bool keep_records = true;
     TraceSink* trace = nullptr;
     bool whole_transfers = false;     // time each DMA transfer as one step (see DmaEngine)
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come

@@ -52,7 +52,12 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
       invalidate_cost_(clock_.cycles(config.cache_invalidate_cycles)),
       reduce_startup_(clock_.cycles(config.vector_startup_cycles)),
       launch_offset_(clock_.cycles(config.launch_offset_cycles * binding_.rank)),
-      launch_setup_(clock_.cycles(config.launch_setup_cycles)) {
+      launch_setup_(clock_.cycles(config.launch_setup_cycles)),
+      notify_atomic_(new AtomicWrite) {
+  notify_trans_.set_extension(notify_atomic_);
+  notify_trans_.set_command(tlm::TLM_WRITE_COMMAND);
+  notify_trans_.set_data_length(sizeof(std::int32_t));
+  notify_trans_.set_streaming_width(sizeof(std::int32_t));
   stats_.rank = binding_.rank;
   stats_.block = binding_.block;
   stats_.device = binding_.rank_devices->at(binding_.rank);
@@ -109,6 +114,15 @@ void VectorCore::run() {
   if (sink_ != nullptr) sink_->record_text(phase_var_, stats_.finish_ps, "done");
 }
 
+RankStats VectorCore::release_stats() {
+  if (!keep_records_) {
+    stats_.rounds.clear();
+    stats_.notify_records.clear();
+    stats_.wait_records.clear();
+  }
+  return std::move(stats_);
+}
+
 RoundRecord& VectorCore::round() {
   if (stats_.rounds.empty()) begin_round("kernel");
   return stats_.rounds.back();
@@ -116,12 +130,13 @@ RoundRecord& VectorCore::round() {
 
 void VectorCore::begin_round(const char* phase) {
   RoundRecord next;
-  next.round = static_cast<int>(stats_.rounds.size());
+  next.round = rounds_begun_++;
   next.phase = phase;
   next.start_ps = sc_time_stamp().value();
   if (progress_ != nullptr) progress_->reached(next.start_ps);
+  if (!keep_records_) stats_.rounds.clear();
   stats_.rounds.push_back(next);
-  log("round index=" + std::to_string(next.round) + " phase=" + next.phase);
+  if (record_schedule_) log("round index=" + std::to_string(next.round) + " phase=" + next.phase);
   if (sink_ != nullptr) {
     sink_->record_text(phase_var_, next.start_ps, phase);
     sink_->record(round_var_, next.start_ps, next.round);
@@ -134,12 +149,19 @@ void VectorCore::spend(const sc_time& span, std::uint64_t RoundRecord::*bucket) 
 }
 
 int VectorCore::round_index() const {
-  return static_cast<int>(stats_.rounds.size()) - 1;
+  return rounds_begun_ - 1;
 }
 
 void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref) {
   const std::uint64_t now = sc_time_stamp().value();
-  if (now > start_ps) stats_.spans.push_back({kind, round_index(), ref, start_ps, now});
+  if (keep_records_ && now > start_ps)
+    stats_.spans.push_back({kind, round_index(), ref, start_ps, now});
+}
+
+template <typename Record>
+void VectorCore::keep(std::vector<Record>& records, const Record& record) {
+  if (!keep_records_) records.clear();
+  records.push_back(record);
 }
 
 void VectorCore::log(const std::string& line) {
@@ -426,21 +448,17 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   const auto ref = static_cast<std::uint32_t>(index);
   mark(CoreSpan::Kind::Notify, record.start_ps, ref);
   record.issued_ps = record.end_ps = sc_time_stamp().value();
-  stats_.notify_records.push_back(record);
+  keep(stats_.notify_records, record);
   if (dropped != nullptr) return;
-  tlm::tlm_generic_payload trans;
-  auto* atomic = new AtomicWrite;
-  atomic->kind =
+  tlm::tlm_generic_payload& trans = notify_trans_;
+  notify_atomic_->kind =
       op == NotifyOp::AtomicAdd ? AtomicWrite::Kind::SignalAdd : AtomicWrite::Kind::SignalSet;
-  atomic->source_rank = rank();
-  atomic->source_notify = ref;
-  trans.set_extension(atomic);
-  trans.set_command(tlm::TLM_WRITE_COMMAND);
+  notify_atomic_->source_rank = rank();
+  notify_atomic_->source_notify = ref;
   trans.set_address(
       global_address(device, info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col)));
   trans.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-  trans.set_data_length(sizeof value);
-  trans.set_streaming_width(sizeof value);
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_time delay = sc_core::SC_ZERO_TIME;
   to_noc->b_transport(trans, delay);  // lands at the peer after the path latency
   if (!trans.is_response_ok()) throw InputError("notify to an address outside the peer's memory");
@@ -490,11 +508,11 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   record.row = row;
   record.col = col;
   record.expected = expected;
-  record.seen = gm_.read_cell(address);
   record.round = round_index();
   record.start_ps = begin.value();
   record.seen_ps = sc_time_stamp().value();
-  if (const GlobalMemory::CellWrite* write = gm_.last_write(address)) {
+  if (keep_records_) record.seen = gm_.read_cell(address);
+  if (const GlobalMemory::CellWrite* write = keep_records_ ? gm_.last_write(address) : nullptr) {
     record.blocked = write->landed_ps > record.start_ps;
     record.released_by_rank = write->rank;
     record.released_by_notify = write->notify;
@@ -520,7 +538,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   record.end_ps = sc_time_stamp().value();
   mark(CoreSpan::Kind::Wait, record.start_ps,
        static_cast<std::uint32_t>(stats_.wait_records.size()));
-  stats_.wait_records.push_back(record);
+  keep(stats_.wait_records, record);
 }
 
 void VectorCore::attach_trace(TraceSink* sink, const std::string& scope) {

@@ -27,6 +27,8 @@
 
 namespace ars {
 
+struct AtomicWrite;
+
 using KernelBody = std::function<void(Rank&)>;
 
 class VectorCore : public sc_core::sc_module, public Rank {
@@ -51,11 +53,14 @@ class VectorCore : public sc_core::sc_module, public Rank {
   const std::string& failure() const { return failure_; }
   const std::vector<std::string>& schedule() const { return schedule_; }
   // Hands the records over once the simulation has ended, leaving the core's empty.
-  RankStats release_stats() { return std::move(stats_); }
+  RankStats release_stats();
   std::vector<std::string> release_schedule() { return std::move(schedule_); }
   // The simulated time (ps) at which each schedule line's operation was issued.
   const std::vector<std::uint64_t>& schedule_ps() const { return schedule_ps_; }
   void record_schedule(bool on) { record_schedule_ = on; }
+  // Keeps every round's record and the dependency records (spans, notifies, waits); off, only
+  // the counts and the current round, which gathers the round's costs.
+  void keep_records(bool on) { keep_records_ = on; }
   // Publishes how far this rank has come (nullptr: nowhere).
   void report_progress(RunProgress* progress) { progress_ = progress; }
   // Keeps the faults aimed at this rank; the others are ignored.
@@ -112,6 +117,9 @@ class VectorCore : public sc_core::sc_module, public Rank {
   int round_index() const;  // -1 before the kernel's first round
   // Records the core's time from `start_ps` to now as a span of its dependency record.
   void mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref);
+  // Appends a notify or wait record; without kept records it replaces the previous one.
+  template <typename Record>
+  void keep(std::vector<Record>& records, const Record& record);
   void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
   void log(const std::string& line);
   const Fault* find_fault(Fault::Kind kind, std::uint64_t index) const;
@@ -146,10 +154,15 @@ class VectorCore : public sc_core::sc_module, public Rank {
   BlockedWait blocked_;
   std::string failure_;
   bool record_schedule_ = false;
+  bool keep_records_ = true;
+  int rounds_begun_ = 0;
   std::vector<std::string> schedule_;
   std::vector<std::uint64_t> schedule_ps_;
   Faults faults_;
   RunProgress* progress_ = nullptr;
+  // The notifies' transaction, made once: a payload allocates its extension table when made.
+  tlm::tlm_generic_payload notify_trans_;
+  AtomicWrite* notify_atomic_;  // owned by notify_trans_
   TraceSink* sink_ = nullptr;
   int phase_var_ = -1;
   int round_var_ = -1;

@@ -245,6 +245,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.timing_only = request.timing_only;
   options.faults = request.faults;
   options.record_schedule = request.record_schedule;
+  options.keep_records = request.keep_records;
   options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = whole_transfers;
   options.progress = &progress;
@@ -289,7 +290,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
       VectorCore& core = platform.core(r, b);
       // Moved, not copied: at thousands of ranks the per-rank records are most of the memory.
       RankStats s = core.release_stats();
-      s.transfer_records = device.block_dma(b).release_records();
+      if (request.keep_records) s.transfer_records = device.block_dma(b).release_records();
       first_start = std::min(first_start, s.start_ps);
       last_finish = std::max(last_finish, s.finish_ps);
       result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;

@@ -24,6 +24,10 @@ struct RunRequest {
   const KernelSpec* kernel_spec = nullptr;  // runs this instead of the registry's `kernel`
   std::string vcd_path;                     // empty: no waveform
   bool record_schedule = false;
+  // Keep every rank's per-round records and the dependency records the critical path, the
+  // explanation and the timeline are drawn from (the JSON and the full report need them);
+  // off, a run keeps only counts, so its memory does not grow with its length.
+  bool keep_records = true;
   bool timing_only = false;  // no payload bytes, no golden check
   // Issue every 512 B burst of a DMA transfer in its own time even where nothing observes
   // them; by default a transfer is timed as one step with the same results.
