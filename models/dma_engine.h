@@ -124,7 +124,7 @@ class DmaEngine : public sc_core::sc_module {
   };
   std::deque<Pending> pending_;
   sc_core::sc_event work_;
-  sc_core::sc_event scheduled_;          // a transfer's completion time became known
+  sc_core::sc_event scheduled_;        // a transfer's completion time became known
   TicketLog<TransferRecord> records_;  // finish_ps valid once issued
   TicketLog<char> issued_;
   bool keep_records_ = true;

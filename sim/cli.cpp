@@ -390,8 +390,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   command.report.explain = vm.count("explain") > 0;
   // The summary of -q shows no per-round or per-transfer record: a run that writes none of
   // them keeps none, whatever its length.
-  request.keep_records = !request.quiet || command.report.explain ||
-                         !command.json_path.empty() || !request.trace_path.empty();
+  request.keep_records = !request.quiet || command.report.explain || !command.json_path.empty() ||
+                         !request.trace_path.empty();
   for (const auto& [key, value] : vm) {
     if (!value.defaulted() && platform_keys.find_nothrow(key, false) != nullptr)
       request.overridden_keys.push_back(key);
