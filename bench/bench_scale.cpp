@@ -104,22 +104,13 @@ void RingTimingOnly(benchmark::State& state, const std::string& platform, bool q
   state.counters["sim_wall_s"] = simulation_seconds / iterations;
   state.counters["sim_ops_per_s"] = operations / simulation_seconds;
 }
-BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("ring8"), false)
-    ->Arg(8)
-    ->Arg(256)
-    ->Arg(1024)
-    ->Arg(4096)
-    ->UseManualTime()
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond);
-BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, std::string("ring8"), true)
-    ->Arg(8)
-    ->Arg(256)
-    ->Arg(1024)
-    ->Arg(4096)
-    ->UseManualTime()
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond);
+// One process per point, P = 8 to 4096.
+void RankCounts(benchmark::internal::Benchmark* points) {
+  points->Arg(8)->Arg(256)->Arg(1024)->Arg(4096)->UseManualTime()->Iterations(1)->Unit(
+      benchmark::kSecond);
+}
+BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("ring8"), false)->Apply(RankCounts);
+BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, std::string("ring8"), true)->Apply(RankCounts);
 
 }  // namespace
 }  // namespace ars
