@@ -39,6 +39,9 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
       running_(config.dma_queues, 0),
       busy_vars_(config.dma_queues, -1) {
   for (int q = 0; q < config.dma_queues; ++q) {
+    payloads_.push_back(std::make_unique<tlm::tlm_generic_payload>());
+    payloads_.back()->set_extension(new BurstTiming);
+    payloads_.back()->set_byte_enable_ptr(nullptr);
     sc_core::sc_spawn_options spawn;
     spawn.set_stack_size(kQueueStackBytes);
     sc_core::sc_spawn([this, q] { queue_thread(q); }, ("queue" + std::to_string(q)).c_str(),
@@ -156,11 +159,18 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
   sc_time held = sc_core::SC_ZERO_TIME;
   sc_time latency = sc_core::SC_ZERO_TIME;
 
-  // The payload owns its extensions and frees them when it goes out of scope.
-  tlm::tlm_generic_payload trans;
-  auto* timing = new BurstTiming;
+  // The queue's payload: no other transfer uses it meanwhile (the queue runs one at a time).
+  tlm::tlm_generic_payload& trans = *payloads_[static_cast<std::size_t>(records_[ticket].queue)];
+  auto* timing = trans.get_extension<BurstTiming>();
+  *timing = BurstTiming();
   timing->flow = (static_cast<std::uint64_t>(device_) << 32) + ticket + 1;
-  trans.set_extension(timing);
+  // An element-wise add's extension is the transfer's own, freed whichever way it ends.
+  struct OwnAtomic {
+    tlm::tlm_generic_payload& trans;
+    ~OwnAtomic() {
+      if (trans.get_extension<AtomicWrite>() != nullptr) trans.release_extension<AtomicWrite>();
+    }
+  } own_atomic{trans};
   if (request.atomic_add) {
     auto* atomic = new AtomicWrite;
     atomic->kind = AtomicWrite::Kind::DataAdd;
@@ -169,8 +179,6 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
   }
   trans.set_command(request.direction == Direction::ToUb ? tlm::TLM_READ_COMMAND
                                                          : tlm::TLM_WRITE_COMMAND);
-  trans.set_streaming_width(static_cast<unsigned int>(burst_bytes_));
-  trans.set_byte_enable_ptr(nullptr);
   if (whole_) {
     // The first burst leaves at the start, as it does burst by burst; the others are
     // reserved now, each with its own leaving time as the annotated delay.

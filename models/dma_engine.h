@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,9 @@ class DmaEngine : public sc_core::sc_module {
   // thread is executing a transfer now.
   std::vector<sc_core::sc_time> busy_until_;
   std::vector<char> running_;
+  // Per queue, made once and reused by its transfers: a payload allocates its extension table
+  // when made. Each carries its BurstTiming for good.
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> payloads_;
   TraceSink* sink_ = nullptr;
   std::vector<int> busy_vars_;
 };
