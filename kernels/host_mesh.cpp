@@ -10,7 +10,9 @@
 // (P-1) x its tiles' bytes; per rank the sums over its blocks.
 #include "kernels/host_mesh.h"
 
+#include <array>
 #include <string>
+#include <vector>
 
 #include "kernels/api.h"
 #include "kernels/registry.h"
@@ -37,30 +39,51 @@ Layout layout(const Problem& p) {
   return {{{"data", p.elements}}, {{"signal", p.ranks, p.core_num}}};
 }
 
+// Stages tile `k` of the block (x -> UB -> window) into `acc`.
+void stage(Rank& r, const Tile& acc, const std::pair<std::uint64_t, std::uint64_t>& tile) {
+  r.load(acc, r.input(), tile.first, tile.second);
+  r.store(acc, r.window("data"), tile.first, tile.second);
+}
+
 void body(Rank& r) {
   const int ranks = r.ranks();
   const int me = r.rank();
   const int lane = r.block();
-  const Tensor x = r.input();
   const Tensor y = r.output();
   const Tensor data = r.window("data");
   const Signal signal = r.signal("signal");
   const auto tiles = host_mesh_block_tiles(r.problem().elements, lane, r.blocks());
   const auto tile_count = static_cast<std::int32_t>(tiles.size());
-  const Tile acc = r.alloc(kHostMeshTileElements, DType::FP32);
-  const Tile incoming = r.alloc(kHostMeshTileElements, DType::FP32);
+  // Two accumulators: tile k + 1 is staged while tile k's pulls are still in flight.
+  const std::array<Tile, 2> acc{r.alloc(kHostMeshTileElements, DType::FP32),
+                                r.alloc(kHostMeshTileElements, DType::FP32)};
+  std::vector<Tile> incoming;
+  for (int i = 1; i < ranks; ++i) incoming.push_back(r.alloc(kHostMeshTileElements, DType::FP32));
 
   r.begin_round("exchange");
+  if (tile_count > 0) {
+    stage(r, acc[0], tiles[0]);
+    barrier(r, signal, lane, 1);
+  }
+  // The pulls are DMA transfers: the core issues them and goes on with the next tile's staging
+  // and barrier (scalar and MTE3 work) while they fly, and reduces tile k when they land.
   for (std::int32_t k = 0; k < tile_count; ++k) {
     const auto [offset, count] = tiles[static_cast<std::size_t>(k)];
-    r.load(acc, x, offset, count);
-    r.store(acc, data, offset, count);
-    barrier(r, signal, lane, k + 1);
+    const Tile& mine = acc[static_cast<std::size_t>(k % 2)];
+    const bool next = k + 1 < tile_count;
+    if (next)
+      stage(r, acc[static_cast<std::size_t>((k + 1) % 2)], tiles[static_cast<std::size_t>(k + 1)]);
+    std::vector<Transfer> pulls;
     for (int i = 1; i < ranks; ++i) {
-      r.remote_load(incoming, data, (me + i) % ranks, offset, count);
-      r.reduce(acc, incoming, count);
+      pulls.push_back(r.remote_load_async(incoming[static_cast<std::size_t>(i - 1)], data,
+                                          (me + i) % ranks, offset, count));
     }
-    r.store(acc, y, offset, count);
+    if (next) barrier(r, signal, lane, k + 2);
+    for (int i = 1; i < ranks; ++i) {
+      r.sync(pulls[static_cast<std::size_t>(i - 1)]);
+      r.reduce(mine, incoming[static_cast<std::size_t>(i - 1)], count);
+    }
+    r.store(mine, y, offset, count);
   }
   r.begin_round("final barrier");
   barrier(r, signal, lane, tile_count + 1);
@@ -69,8 +92,9 @@ void body(Rank& r) {
   for (int src = 0; src < ranks; ++src) {
     if (src != me) r.notify(signal, me, src, lane, -(tile_count + 1), NotifyOp::AtomicAdd);
   }
-  r.release(incoming);
-  r.release(acc);
+  for (const Tile& t : incoming) r.release(t);
+  r.release(acc[1]);
+  r.release(acc[0]);
 }
 
 }  // namespace

@@ -595,22 +595,37 @@ void builtin_ring(Timeline& t, const Problem& p) {
   copy_vector(t, staging, element);
 }
 
-// kernels/host_mesh.cpp, one block: per tile a local load and a store into the window, a
-// barrier on the block's lane, a pull and reduce per peer, the store into y; a final barrier
-// and the epilogue. Blocks share the device's link and memory port, which this card leaves
-// out: it is exact for one block (and for blocks whose traffic never meets).
+// kernels/host_mesh.cpp, one block: tile 0 staged (a local load and a store into the window)
+// and a barrier on the block's lane; then per tile its pulls issued, the next tile staged and
+// its barrier run while they fly, each pull synced and reduced, the store into y; a final
+// barrier and the epilogue. Blocks share the device's link and memory port, which this card
+// leaves out: it is exact for one block (and for blocks whose traffic never meets).
 void host_mesh(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
+  const auto tiles = host_mesh_block_tiles(p.elements, t.block(), p.core_num);
+  const auto stage = [&](std::size_t k) {
+    t.load(tiles[k].first * element, tiles[k].second * element);
+    t.store(tiles[k].first * element, tiles[k].second * element);
+  };
   t.begin_round("exchange");
-  for (const auto& [offset, count] : host_mesh_block_tiles(p.elements, t.block(), p.core_num)) {
-    t.load(offset * element, count * element);
-    t.store(offset * element, count * element);
+  if (!tiles.empty()) {
+    stage(0);
     t.barrier();
-    for (int peer : peers_from(t.rank(), p.ranks, 1)) {
-      t.remote_load(peer, offset * element, count * element);
-      t.reduce(count * element);
+  }
+  for (std::size_t k = 0; k < tiles.size(); ++k) {
+    const std::uint64_t offset = tiles[k].first * element;
+    const std::uint64_t bytes = tiles[k].second * element;
+    const bool next = k + 1 < tiles.size();
+    if (next) stage(k + 1);
+    std::vector<double> done;
+    for (int peer : peers_from(t.rank(), p.ranks, 1))
+      done.push_back(t.submit(true, peer, offset, bytes));
+    if (next) t.barrier();
+    for (double d : done) {
+      t.sync(d);
+      t.reduce(bytes);
     }
-    t.store(offset * element, count * element);
+    t.store(offset, bytes);
   }
   t.begin_round("final barrier");
   t.barrier();
