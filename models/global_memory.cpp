@@ -133,7 +133,8 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
                     PostedWrite{address,
                                 value,
                                 atomic->kind,
-                                {atomic->source_rank, atomic->source_notify, arrival.value()}});
+                                {atomic->source_rank, atomic->source_block, atomic->source_notify,
+                                 arrival.value()}});
     due_.notify(posted_.begin()->first.first - sc_core::sc_time_stamp());
     delay += write_latency_;  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -56,6 +56,7 @@ class GlobalMemory : public sc_core::sc_module {
   // The notify that last changed a signal cell, and when it landed (nullptr: none has).
   struct CellWrite {
     int rank;
+    int block;
     std::uint32_t notify;
     std::uint64_t landed_ps;
   };

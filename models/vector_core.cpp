@@ -433,6 +433,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   atomic->kind =
       op == NotifyOp::AtomicAdd ? AtomicWrite::Kind::SignalAdd : AtomicWrite::Kind::SignalSet;
   atomic->source_rank = rank();
+  atomic->source_block = block();
   atomic->source_notify = ref;
   trans.set_extension(atomic);
   trans.set_command(tlm::TLM_WRITE_COMMAND);
@@ -497,6 +498,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   if (const GlobalMemory::CellWrite* write = gm_.last_write(address)) {
     record.blocked = write->landed_ps > record.start_ps;
     record.released_by_rank = write->rank;
+    record.released_by_block = write->block;
     record.released_by_notify = write->notify;
     record.landed_ps = write->landed_ps;
   }

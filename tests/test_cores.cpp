@@ -15,6 +15,7 @@
 #include "kernels/api.h"
 #include "kernels/host_mesh.h"
 #include "models/platform.h"
+#include "sim/outputs/critical_path.h"
 #include "sim/run.h"
 #include "tests/run_process.h"
 
@@ -151,6 +152,41 @@ TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
       "notify peer=1 cell=signal[2,1] AtomicAdd value=-2",
   };
   EXPECT_EQ(lines, expected);
+}
+
+// With blocks the critical path walks each rank's blocks: every nanosecond of the device time
+// is on some block's record (none unattributed), the path ends on the block that finished
+// last, and a wait hands the path to the block that notified it: on the host mesh's lanes,
+// block b of the peer. Rank 1 launches 20 us late, so rank 0's blocks wait for it.
+TEST(HostMesh, CriticalPathWalksTheBlocksAndAttributesEveryNanosecond) {
+  RunRequest request = host_mesh_request(2, 4, 4096);
+  request.platform.launch_offset_cycles = 20000;
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.correct);
+  const CriticalPath path = critical_path(result);
+  ASSERT_FALSE(path.steps.empty());
+  const auto last = std::max_element(
+      result.blocks.begin(), result.blocks.end(),
+      [](const RankStats& a, const RankStats& b) { return a.finish_ps < b.finish_ps; });
+  EXPECT_EQ(path.end_rank, last->rank);
+  EXPECT_EQ(path.end_block, last->block);
+  std::uint64_t covered = 0;
+  int hand_offs = 0;
+  for (std::size_t i = 0; i < path.steps.size(); ++i) {
+    const PathStep& step = path.steps[i];
+    EXPECT_NE(step.kind, PathStep::Kind::Unattributed) << i;
+    if (i > 0) {
+      EXPECT_EQ(step.start_ps, path.steps[i - 1].end_ps) << i;
+    }
+    covered += step.end_ps - step.start_ps;
+    if (step.kind == PathStep::Kind::PeerWait) {
+      ++hand_offs;
+      EXPECT_EQ(step.peer_block, step.block) << i;
+      EXPECT_NE(step.peer, step.rank) << i;
+    }
+  }
+  EXPECT_EQ(covered, path.device_time_ps);
+  EXPECT_GT(hand_offs, 0);
 }
 
 struct CountCase {
