@@ -154,6 +154,55 @@ TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
   EXPECT_EQ(lines, expected);
 }
 
+// The pipelined tiles: with three tiles on one block, rank 0 stages tiles 0 and 1, passes
+// barrier 1, then issues tile 0's pull and tile 2's load and goes straight on to barrier 2
+// (both issued in the same picosecond as that barrier's notify); tile 0 is reduced only after
+// barrier 2's wait, and tile 2 is stored into the window after tile 0's result.
+TEST(HostMesh, EachTilesPullsFlyDuringTheNextTilesBarrier) {
+  RunRequest request = host_mesh_request(2, 1, 768);
+  request.record_schedule = true;
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.correct);
+  std::vector<std::string> ops;
+  std::vector<std::uint64_t> at;
+  for (std::size_t i = 0; i < result.schedule.size(); ++i) {
+    const std::string& line = result.schedule[i];
+    if (line.rfind("rank=0 op=", 0) != 0 || line.find("op=round") != std::string::npos) continue;
+    ops.push_back(line.substr(std::string("rank=0 op=").size()));
+    at.push_back(result.schedule_ps[i]);
+  }
+  const std::vector<std::string> expected = {
+      "load peer=0 window=x offset=0 bytes=1024",
+      "store peer=0 window=data offset=0 bytes=1024",
+      "load peer=0 window=x offset=256 bytes=1024",
+      "store peer=0 window=data offset=256 bytes=1024",
+      "notify peer=1 cell=signal[0,0] AtomicAdd value=1",
+      "wait cell=signal[1,0] Ge expected=1",
+      "remote_load peer=1 window=data offset=0 bytes=1024",  // 6: tile 0's pull
+      "remote_load peer=0 window=x offset=512 bytes=1024",   // 7: tile 2's load
+      "notify peer=1 cell=signal[0,0] AtomicAdd value=1",    // 8: barrier 2
+      "wait cell=signal[1,0] Ge expected=2",
+      "reduce sum bytes=1024",  // 10: tile 0
+      "store peer=0 window=y offset=0 bytes=1024",
+      "store peer=0 window=data offset=512 bytes=1024",
+      "remote_load peer=1 window=data offset=256 bytes=1024",
+      "notify peer=1 cell=signal[0,0] AtomicAdd value=1",
+      "wait cell=signal[1,0] Ge expected=3",
+      "reduce sum bytes=1024",
+      "store peer=0 window=y offset=256 bytes=1024",
+      "remote_load peer=1 window=data offset=512 bytes=1024",
+      "reduce sum bytes=1024",
+      "store peer=0 window=y offset=512 bytes=1024",
+      "notify peer=1 cell=signal[0,0] AtomicAdd value=1",
+      "wait cell=signal[1,0] Ge expected=4",
+      "notify peer=0 cell=signal[1,0] AtomicAdd value=-4",
+  };
+  ASSERT_EQ(ops, expected);
+  EXPECT_EQ(at[6], at[8]);
+  EXPECT_EQ(at[7], at[8]);
+  EXPECT_GT(at[10], at[9]);
+}
+
 // With blocks the critical path walks each rank's blocks: every nanosecond of the device time
 // is on some block's record (none unattributed), the path ends on the block that finished
 // last, and a wait hands the path to the block that notified it: on the host mesh's lanes,
