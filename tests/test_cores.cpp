@@ -123,12 +123,17 @@ RunRequest host_mesh_request(int ranks, int core_num, std::uint64_t elements) {
   return request;
 }
 
+// The same run with every rank's executed operations recorded.
+RunResult run_recording_schedule(int ranks, int core_num, std::uint64_t elements) {
+  RunRequest request = host_mesh_request(ranks, core_num, elements);
+  request.record_schedule = true;
+  return run_allreduce(request);
+}
+
 TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
   // P = 3, two blocks, 600 elements: tiles 0 and 2 go to block 0, tile 1 to block 1. Block 1 of
   // rank 1 owns column 1: it adds to cell [1,1] of each peer and waits on its own [0,1], [2,1].
-  RunRequest request = host_mesh_request(3, 2, 600);
-  request.record_schedule = true;
-  const RunResult result = run_allreduce(request);
+  const RunResult result = run_recording_schedule(3, 2, 600);
   ASSERT_TRUE(result.correct);
   std::vector<std::string> lines;
   for (const std::string& line : result.schedule) {
@@ -159,9 +164,7 @@ TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
 // (both issued in the same picosecond as that barrier's notify); tile 0 is reduced only after
 // barrier 2's wait, and tile 2 is stored into the window after tile 0's result.
 TEST(HostMesh, EachTilesPullsFlyDuringTheNextTilesBarrier) {
-  RunRequest request = host_mesh_request(2, 1, 768);
-  request.record_schedule = true;
-  const RunResult result = run_allreduce(request);
+  const RunResult result = run_recording_schedule(2, 1, 768);
   ASSERT_TRUE(result.correct);
   std::vector<std::string> ops;
   std::vector<std::uint64_t> at;
