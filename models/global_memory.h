@@ -94,6 +94,8 @@ class GlobalMemory : public sc_core::sc_module {
   Clock clock_;
   sc_core::sc_time read_latency_;
   sc_core::sc_time write_latency_;
+  sc_core::sc_time atomic_hold_;
+  sc_core::sc_time atomic_free_;  // when the next signal atomic may be applied
   BandwidthResource port_;
   struct Cell {
     std::int32_t value = 0;

@@ -102,6 +102,42 @@ TEST(Blocks, TwoBlocksLoadingThroughOneMemoryPortShareIt) {
   EXPECT_GE(std::min(t[0], t[1]), 3148000u - 32000u);
 }
 
+// Both blocks of rank 0 notify rank 1 at time 0 (each on its own lane), acknowledged, with no
+// issue costs. Each atomic flies 1000 ns; rank 1's memory applies one at a time, each holding
+// it gm.atomic_ns = 200 ns, then the write latency (300 ns); the reply flies 1000 ns. The first
+// returns at 1000 + 300 + 1000 = 2300 ns, the second starts 200 ns later: 2500 ns. Without
+// the hold both return at 2300 ns.
+std::vector<std::uint64_t> two_blocks_notify(double atomic_ns) {
+  PlatformConfig config = two_block_config(false);
+  config.notify_acknowledged = 1;
+  config.gm_atomic_ns = atomic_ns;
+  Problem problem;
+  problem.ranks = 2;
+  problem.elements = kElements;
+  problem.core_num = 2;
+  const Layout layout{{{"data", kElements}}, {{"signal", 2, 2}}};
+  std::vector<std::uint64_t> elapsed(2, 0);
+  Platform platform("platform", config, {0, 1}, problem, layout,
+                    [&](Rank& r) {
+                      if (r.rank() != 0) return;
+                      const std::uint64_t begin = now_ps();
+                      r.notify(r.signal("signal"), 1, 0, r.block(), 1, NotifyOp::AtomicAdd);
+                      elapsed[static_cast<std::size_t>(r.block())] = now_ps() - begin;
+                    },
+                    {});
+  EXPECT_TRUE(platform.run(sc_core::sc_time(1, sc_core::SC_MS)).completed);
+  std::sort(elapsed.begin(), elapsed.end());
+  return elapsed;
+}
+
+TEST(Blocks, SignalAtomicsQueueAtTheTargetsMemory) {
+  EXPECT_EQ(two_blocks_notify(200), (std::vector<std::uint64_t>{2300000, 2500000}));
+}
+
+TEST(Blocks, SignalAtomicsWithoutAHoldLandTogether) {
+  EXPECT_EQ(two_blocks_notify(0), (std::vector<std::uint64_t>{2300000, 2300000}));
+}
+
 using Tiles = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
 TEST(HostMesh, TilesAreDealtRoundRobinToTheBlocks) {

@@ -749,6 +749,7 @@ PlatformConfig ideal_platform(PlatformConfig config) {
   config.notify_cycles = 0;
   config.cache_invalidate_cycles = 0;
   config.link_atomic_ns = 0;
+  config.gm_atomic_ns = 0;
   return config;
 }
 
