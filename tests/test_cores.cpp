@@ -46,13 +46,19 @@ PlatformConfig two_block_config(bool slow_memory) {
   return c;
 }
 
-// Blocks of rank 0 listed in `active` each move the 16 KiB tile (a pull from rank 1, or a
-// local load); returns how long each block's transfer took.
-std::vector<std::uint64_t> block_transfers(const std::vector<int>& active, bool remote) {
+// Two ranks of two blocks each on the 16 KiB tile.
+Problem two_block_problem() {
   Problem problem;
   problem.ranks = 2;
   problem.elements = kElements;
   problem.core_num = 2;
+  return problem;
+}
+
+// Blocks of rank 0 listed in `active` each move the 16 KiB tile (a pull from rank 1, or a
+// local load); returns how long each block's transfer took.
+std::vector<std::uint64_t> block_transfers(const std::vector<int>& active, bool remote) {
+  const Problem problem = two_block_problem();
   const Layout layout{{{"data", kElements}}, {{"signal", 2, 2}}};
   std::vector<std::uint64_t> elapsed(2, 0);
   Platform platform("platform", two_block_config(!remote), {0, 1}, problem, layout,
@@ -111,10 +117,7 @@ std::vector<std::uint64_t> two_blocks_notify(double atomic_ns) {
   PlatformConfig config = two_block_config(false);
   config.notify_acknowledged = 1;
   config.gm_atomic_ns = atomic_ns;
-  Problem problem;
-  problem.ranks = 2;
-  problem.elements = kElements;
-  problem.core_num = 2;
+  const Problem problem = two_block_problem();
   const Layout layout{{{"data", kElements}}, {{"signal", 2, 2}}};
   std::vector<std::uint64_t> elapsed(2, 0);
   Platform platform("platform", config, {0, 1}, problem, layout,
