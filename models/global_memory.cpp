@@ -22,6 +22,7 @@ GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const PlatformConfig& c
       clock_(config.clock_GHz),
       read_latency_(clock_.cycles(config.gm_read_latency_cycles)),
       write_latency_(clock_.cycles(config.gm_write_latency_cycles)),
+      atomic_hold_(sc_core::sc_time(config.gm_atomic_ns, sc_core::SC_NS)),
       port_("port", GBps_to_bytes_per_ps(config.gm_bandwidth_GBps)) {
   from_noc.register_b_transport(this, &GlobalMemory::b_transport);
   from_noc.register_transport_dbg(this, &GlobalMemory::transport_dbg);
@@ -128,14 +129,21 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
   if (signal) {
     std::int32_t value;
     std::memcpy(&value, trans.get_data_ptr(), sizeof value);
-    const sc_time arrival = sc_core::sc_time_stamp() + delay + write_latency_;
+    // Signal atomics are applied one at a time: each holds the memory for gm.atomic_ns.
+    sc_time start = sc_core::sc_time_stamp() + delay;
+    if (atomic_hold_ > sc_core::SC_ZERO_TIME) {
+      start = std::max(start, atomic_free_);
+      atomic_free_ = start + atomic_hold_;
+    }
+    const sc_time arrival = start + write_latency_;
     posted_.emplace(std::make_pair(arrival, posted_sequence_++),
                     PostedWrite{address,
                                 value,
                                 atomic->kind,
-                                {atomic->source_rank, atomic->source_notify, arrival.value()}});
+                                {atomic->source_rank, atomic->source_block, atomic->source_notify,
+                                 arrival.value()}});
     due_.notify(posted_.begin()->first.first - sc_core::sc_time_stamp());
-    delay += write_latency_;  // the response means: applied
+    delay = arrival - sc_core::sc_time_stamp();  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }

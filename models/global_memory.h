@@ -56,6 +56,7 @@ class GlobalMemory : public sc_core::sc_module {
   // The notify that last changed a signal cell, and when it landed (nullptr: none has).
   struct CellWrite {
     int rank;
+    int block;
     std::uint32_t notify;
     std::uint64_t landed_ps;
   };
@@ -93,6 +94,8 @@ class GlobalMemory : public sc_core::sc_module {
   Clock clock_;
   sc_core::sc_time read_latency_;
   sc_core::sc_time write_latency_;
+  sc_core::sc_time atomic_hold_;
+  sc_core::sc_time atomic_free_;  // when the next signal atomic may be applied
   BandwidthResource port_;
   struct Cell {
     std::int32_t value = 0;

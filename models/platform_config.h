@@ -55,6 +55,7 @@ struct PlatformConfig {
   // Global memory (HBM) of a device.
   double gm_read_latency_cycles = 1400;
   double gm_write_latency_cycles = 300;
+  double gm_atomic_ns = 0;  // a signal atomic holds the device's memory this long (they queue)
   double gm_bandwidth_GBps = 1600;
 
   // DMA engines (MTE2: GM -> UB, MTE3: UB -> GM).

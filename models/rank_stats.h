@@ -93,6 +93,7 @@ struct WaitRecord {
   std::uint64_t seen_ps = 0;  // the look that found the cell satisfied
   std::uint64_t end_ps = 0;   // after the look's answer and the cache invalidate
   int released_by_rank = -1;  // the rank whose notify landed last before the look, if any
+  int released_by_block = 0;  // and which of its blocks sent it
   std::uint32_t released_by_notify = 0;  // its index among that rank's notifies
   std::uint64_t landed_ps = 0;           // when that notify landed
 };

@@ -58,7 +58,8 @@ struct AtomicWrite : tlm::tlm_extension<AtomicWrite> {
   enum class Kind { SignalAdd, SignalSet, DataAdd };
   Kind kind = Kind::SignalAdd;
   DType dtype = DType::FP32;  // for DataAdd
-  int source_rank = -1;       // signal updates: the notifying rank and its notify's index
+  int source_rank = -1;       // signal updates: the notifying rank, its block and the index
+  int source_block = 0;       // of the notify among that block's notifies
   std::uint32_t source_notify = 0;
 
   tlm::tlm_extension_base* clone() const override { return new AtomicWrite(*this); }

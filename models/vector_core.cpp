@@ -454,6 +454,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   notify_atomic_->kind =
       op == NotifyOp::AtomicAdd ? AtomicWrite::Kind::SignalAdd : AtomicWrite::Kind::SignalSet;
   notify_atomic_->source_rank = rank();
+  notify_atomic_->source_block = block();
   notify_atomic_->source_notify = ref;
   trans.set_address(
       global_address(device, info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col)));
@@ -515,6 +516,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   if (const GlobalMemory::CellWrite* write = keep_records_ ? gm_.last_write(address) : nullptr) {
     record.blocked = write->landed_ps > record.start_ps;
     record.released_by_rank = write->rank;
+    record.released_by_block = write->block;
     record.released_by_notify = write->notify;
     record.landed_ps = write->landed_ps;
   }

@@ -15,6 +15,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def size_label(size):
+    """16384 -> '16 KiB', 4194304 -> '4 MiB'."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return "%g %s" % (size / scale, unit)
+    return "%d B" % size
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -33,13 +41,17 @@ def main():
         ax.plot(sizes, [b / (us * 1e3) for b, _, us in points], "-", color=color,
                 label="%d core%s, simulated" % (n, "" if n == 1 else "s"))
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("payload per rank (bytes)")
+    sizes = sorted({int(r["payload_bytes"]) for r in rows})
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([size_label(s) for s in sizes])
+    ax.minorticks_off()
+    ax.set_xlabel("payload per rank")
     ax.set_ylabel("effective GB/s (payload / time)")
     ax.set_title("host mesh allreduce, P = 2, FP32: core_num sweep")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(sys.argv[2], dpi=110)
+    fig.savefig(sys.argv[2], dpi=150)
 
 
 if __name__ == "__main__":

@@ -102,6 +102,8 @@ std::vector<Key> keys() {
              kHuge, false),
       number("gm.write_latency_cycles", "global memory write latency", &C::gm_write_latency_cycles,
              0, kHuge, false),
+      number("gm.atomic_ns", "how long a signal atomic holds the device's memory (atomics queue)",
+             &C::gm_atomic_ns, 0, kHuge, false),
       number("gm.bandwidth_GBps", "global memory bandwidth of a device", &C::gm_bandwidth_GBps,
              1e-6, kHuge, true),
       number("dma.queues", "DMA transfers a device drives at once", &C::dma_queues, 1, 1024, true),

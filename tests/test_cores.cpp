@@ -15,6 +15,7 @@
 #include "kernels/api.h"
 #include "kernels/host_mesh.h"
 #include "models/platform.h"
+#include "sim/outputs/critical_path.h"
 #include "sim/run.h"
 #include "tests/run_process.h"
 
@@ -45,13 +46,19 @@ PlatformConfig two_block_config(bool slow_memory) {
   return c;
 }
 
-// Blocks of rank 0 listed in `active` each move the 16 KiB tile (a pull from rank 1, or a
-// local load); returns how long each block's transfer took.
-std::vector<std::uint64_t> block_transfers(const std::vector<int>& active, bool remote) {
+// Two ranks of two blocks each on the 16 KiB tile.
+Problem two_block_problem() {
   Problem problem;
   problem.ranks = 2;
   problem.elements = kElements;
   problem.core_num = 2;
+  return problem;
+}
+
+// Blocks of rank 0 listed in `active` each move the 16 KiB tile (a pull from rank 1, or a
+// local load); returns how long each block's transfer took.
+std::vector<std::uint64_t> block_transfers(const std::vector<int>& active, bool remote) {
+  const Problem problem = two_block_problem();
   const Layout layout{{{"data", kElements}}, {{"signal", 2, 2}}};
   std::vector<std::uint64_t> elapsed(2, 0);
   Platform platform("platform", two_block_config(!remote), {0, 1}, problem, layout,
@@ -101,6 +108,39 @@ TEST(Blocks, TwoBlocksLoadingThroughOneMemoryPortShareIt) {
   EXPECT_GE(std::min(t[0], t[1]), 3148000u - 32000u);
 }
 
+// Both blocks of rank 0 notify rank 1 at time 0 (each on its own lane), acknowledged, with no
+// issue costs. Each atomic flies 1000 ns; rank 1's memory applies one at a time, each holding
+// it gm.atomic_ns = 200 ns, then the write latency (300 ns); the reply flies 1000 ns. The first
+// returns at 1000 + 300 + 1000 = 2300 ns, the second starts 200 ns later: 2500 ns. Without
+// the hold both return at 2300 ns.
+std::vector<std::uint64_t> two_blocks_notify(double atomic_ns) {
+  PlatformConfig config = two_block_config(false);
+  config.notify_acknowledged = 1;
+  config.gm_atomic_ns = atomic_ns;
+  const Problem problem = two_block_problem();
+  const Layout layout{{{"data", kElements}}, {{"signal", 2, 2}}};
+  std::vector<std::uint64_t> elapsed(2, 0);
+  Platform platform("platform", config, {0, 1}, problem, layout,
+                    [&](Rank& r) {
+                      if (r.rank() != 0) return;
+                      const std::uint64_t begin = now_ps();
+                      r.notify(r.signal("signal"), 1, 0, r.block(), 1, NotifyOp::AtomicAdd);
+                      elapsed[static_cast<std::size_t>(r.block())] = now_ps() - begin;
+                    },
+                    {});
+  EXPECT_TRUE(platform.run(sc_core::sc_time(1, sc_core::SC_MS)).completed);
+  std::sort(elapsed.begin(), elapsed.end());
+  return elapsed;
+}
+
+TEST(Blocks, SignalAtomicsQueueAtTheTargetsMemory) {
+  EXPECT_EQ(two_blocks_notify(200), (std::vector<std::uint64_t>{2300000, 2500000}));
+}
+
+TEST(Blocks, SignalAtomicsWithoutAHoldLandTogether) {
+  EXPECT_EQ(two_blocks_notify(0), (std::vector<std::uint64_t>{2300000, 2300000}));
+}
+
 using Tiles = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
 TEST(HostMesh, TilesAreDealtRoundRobinToTheBlocks) {
@@ -122,12 +162,17 @@ RunRequest host_mesh_request(int ranks, int core_num, std::uint64_t elements) {
   return request;
 }
 
+// The same run with every rank's executed operations recorded.
+RunResult run_recording_schedule(int ranks, int core_num, std::uint64_t elements) {
+  RunRequest request = host_mesh_request(ranks, core_num, elements);
+  request.record_schedule = true;
+  return run_allreduce(request);
+}
+
 TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
   // P = 3, two blocks, 600 elements: tiles 0 and 2 go to block 0, tile 1 to block 1. Block 1 of
   // rank 1 owns column 1: it adds to cell [1,1] of each peer and waits on its own [0,1], [2,1].
-  RunRequest request = host_mesh_request(3, 2, 600);
-  request.record_schedule = true;
-  const RunResult result = run_allreduce(request);
+  const RunResult result = run_recording_schedule(3, 2, 600);
   ASSERT_TRUE(result.correct);
   std::vector<std::string> lines;
   for (const std::string& line : result.schedule) {
@@ -151,6 +196,88 @@ TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
       "notify peer=1 cell=signal[2,1] AtomicAdd value=-2",
   };
   EXPECT_EQ(lines, expected);
+}
+
+// The pipelined tiles: with three tiles on one block, rank 0 stages tiles 0 and 1, passes
+// barrier 1, then issues tile 0's pull and tile 2's load and goes straight on to barrier 2
+// (both issued in the same picosecond as that barrier's notify); tile 0 is reduced only after
+// barrier 2's wait, and tile 2 is stored into the window after tile 0's result.
+TEST(HostMesh, EachTilesPullsFlyDuringTheNextTilesBarrier) {
+  const RunResult result = run_recording_schedule(2, 1, 768);
+  ASSERT_TRUE(result.correct);
+  std::vector<std::string> ops;
+  std::vector<std::uint64_t> at;
+  for (std::size_t i = 0; i < result.schedule.size(); ++i) {
+    const std::string& line = result.schedule[i];
+    if (line.rfind("rank=0 op=", 0) != 0 || line.find("op=round") != std::string::npos) continue;
+    ops.push_back(line.substr(std::string("rank=0 op=").size()));
+    at.push_back(result.schedule_ps[i]);
+  }
+  const std::vector<std::string> expected = {
+      "load peer=0 window=x offset=0 bytes=1024",
+      "store peer=0 window=data offset=0 bytes=1024",
+      "load peer=0 window=x offset=256 bytes=1024",
+      "store peer=0 window=data offset=256 bytes=1024",
+      "notify peer=1 cell=signal[0,0] AtomicAdd value=1",
+      "wait cell=signal[1,0] Ge expected=1",
+      "remote_load peer=1 window=data offset=0 bytes=1024",  // 6: tile 0's pull
+      "remote_load peer=0 window=x offset=512 bytes=1024",   // 7: tile 2's load
+      "notify peer=1 cell=signal[0,0] AtomicAdd value=1",    // 8: barrier 2
+      "wait cell=signal[1,0] Ge expected=2",
+      "reduce sum bytes=1024",  // 10: tile 0
+      "store peer=0 window=y offset=0 bytes=1024",
+      "store peer=0 window=data offset=512 bytes=1024",
+      "remote_load peer=1 window=data offset=256 bytes=1024",
+      "notify peer=1 cell=signal[0,0] AtomicAdd value=1",
+      "wait cell=signal[1,0] Ge expected=3",
+      "reduce sum bytes=1024",
+      "store peer=0 window=y offset=256 bytes=1024",
+      "remote_load peer=1 window=data offset=512 bytes=1024",
+      "reduce sum bytes=1024",
+      "store peer=0 window=y offset=512 bytes=1024",
+      "notify peer=1 cell=signal[0,0] AtomicAdd value=1",
+      "wait cell=signal[1,0] Ge expected=4",
+      "notify peer=0 cell=signal[1,0] AtomicAdd value=-4",
+  };
+  ASSERT_EQ(ops, expected);
+  EXPECT_EQ(at[6], at[8]);
+  EXPECT_EQ(at[7], at[8]);
+  EXPECT_GT(at[10], at[9]);
+}
+
+// With blocks the critical path walks each rank's blocks: every nanosecond of the device time
+// is on some block's record (none unattributed), the path ends on the block that finished
+// last, and a wait hands the path to the block that notified it: on the host mesh's lanes,
+// block b of the peer. Rank 1 launches 20 us late, so rank 0's blocks wait for it.
+TEST(HostMesh, CriticalPathWalksTheBlocksAndAttributesEveryNanosecond) {
+  RunRequest request = host_mesh_request(2, 4, 4096);
+  request.platform.launch_offset_cycles = 20000;
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.correct);
+  const CriticalPath path = critical_path(result);
+  ASSERT_FALSE(path.steps.empty());
+  const auto last = std::max_element(
+      result.blocks.begin(), result.blocks.end(),
+      [](const RankStats& a, const RankStats& b) { return a.finish_ps < b.finish_ps; });
+  EXPECT_EQ(path.end_rank, last->rank);
+  EXPECT_EQ(path.end_block, last->block);
+  std::uint64_t covered = 0;
+  int hand_offs = 0;
+  for (std::size_t i = 0; i < path.steps.size(); ++i) {
+    const PathStep& step = path.steps[i];
+    EXPECT_NE(step.kind, PathStep::Kind::Unattributed) << i;
+    if (i > 0) {
+      EXPECT_EQ(step.start_ps, path.steps[i - 1].end_ps) << i;
+    }
+    covered += step.end_ps - step.start_ps;
+    if (step.kind == PathStep::Kind::PeerWait) {
+      ++hand_offs;
+      EXPECT_EQ(step.peer_block, step.block) << i;
+      EXPECT_NE(step.peer, step.rank) << i;
+    }
+  }
+  EXPECT_EQ(covered, path.device_time_ps);
+  EXPECT_GT(hand_offs, 0);
 }
 
 struct CountCase {

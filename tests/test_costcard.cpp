@@ -390,6 +390,34 @@ TEST(CostcardCommand, ReportsTheFastestOfTheAlgorithmsAtScale) {
       << out;
 }
 
+// A core-count sweep: the "Core counts" table keeps the points table's kernel column, so P and
+// bytes stand under each other in both. At 64 KiB and P = 2 four blocks are fastest (each
+// block pulls a quarter of the tiles; on the ideal platform nothing they share binds), and
+// neither one nor two comes within 5 % of them.
+TEST(CostcardCommand, CoreCountsTableIsAsWideAsThePointsTable) {
+  std::string out;
+  ASSERT_EQ(run_binary("costcard -p a2a3-910b2 --kernels host_mesh --ranks 2 -b 64KiB -e 64KiB "
+                       "--core-num 1,2,4 --ideal",
+                       out),
+            0)
+      << out;
+  EXPECT_NE(out.find("\nkernel             P      bytes     time_ns"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nhost_mesh/4        2      64KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nkernel             P      bytes   fastest    time_ns   within_5%"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\nhost_mesh          2      64KiB         4 "), std::string::npos) << out;
+  const std::size_t row = out.find("\nhost_mesh          2      64KiB         4 ");
+  ASSERT_NE(row, std::string::npos);
+  std::istringstream fields(out.substr(row, out.find('\n', row + 1) - row));
+  std::string kernel, bytes;
+  int ranks = 0, fastest = 0, enough = 0;
+  double fastest_ns = 0, enough_ns = 0;
+  fields >> kernel >> ranks >> bytes >> fastest >> fastest_ns >> enough >> enough_ns;
+  EXPECT_EQ(enough, 4);
+  EXPECT_EQ(enough_ns, fastest_ns);
+}
+
 // `--kernels builtin` sweeps the builtin in both modes; the crossover line gives the margins
 // and the result on the ideal platform beside the cards'.
 TEST(CostcardCommand, BuiltinMeansBothModesAndTheCrossoverShowsItsMargins) {

@@ -31,6 +31,23 @@ std::string percent_text(std::uint64_t part, std::uint64_t whole) {
   return text;
 }
 
+// The records the path walks: with core_num > 1 every block of every rank (rank by rank),
+// else the ranks.
+const std::vector<RankStats>& units(const RunResult& result) {
+  return result.blocks.empty() ? result.ranks : result.blocks;
+}
+int blocks_per_rank(const RunResult& result) {
+  return result.blocks.empty() ? 1 : static_cast<int>(result.blocks.size() / result.ranks.size());
+}
+const RankStats& unit(const RunResult& result, int rank, int block) {
+  return units(result)[static_cast<std::size_t>(rank * blocks_per_rank(result) + block)];
+}
+// "rank 3", or "rank 3 block 5" when ranks run several blocks.
+std::string who(const RunResult& result, int rank, int block) {
+  return "rank " + std::to_string(rank) +
+         (blocks_per_rank(result) > 1 ? " block " + std::to_string(block) : "");
+}
+
 std::string phase_of(const RunResult& result, int rank, int round) {
   const auto& rounds = result.ranks[static_cast<std::size_t>(rank)].rounds;
   return round >= 0 && round < static_cast<int>(rounds.size())
@@ -141,8 +158,7 @@ PathSummary summarise(const RunResult& result, const CriticalPath& path) {
       ++share.count;
     }
     if (step.kind == Kind::Transfer) {
-      const TransferRecord& t = result.ranks[static_cast<std::size_t>(step.rank)]
-                                    .transfer_records[static_cast<std::size_t>(step.ref)];
+      const TransferRecord& t = transfer_of(result, step);
       const std::string key =
           step.part == PathStep::Part::Streaming ? queue_key(t)
           : step.part == PathStep::Part::Held
@@ -154,8 +170,9 @@ PathSummary summarise(const RunResult& result, const CriticalPath& path) {
       if (step.part == PathStep::Part::Held)
         share.places.insert(result.resources.at(static_cast<std::size_t>(t.limit.resource)).place);
       if (!key.empty()) summary.keys[key].ps += span;
-      if (step.rank == last_rank && step.ref == last_ref) continue;
-      last_rank = step.rank;
+      if (step.rank * blocks_per_rank(result) + step.block == last_rank && step.ref == last_ref)
+        continue;
+      last_rank = step.rank * blocks_per_rank(result) + step.block;
       last_ref = step.ref;
       ++summary.transfers;
       if (t.op == TransferRecord::Op::RemoteLoad || t.op == TransferRecord::Op::RemoteStore) {
@@ -249,10 +266,10 @@ struct RoundLimits {
 
 std::vector<RoundLimits> round_limits(const RunResult& result) {
   std::map<int, RoundLimits> rounds;
-  for (std::size_t r = 0; r < result.ranks.size(); ++r) {
-    for (const TransferRecord& t : result.ranks[r].transfer_records) {
+  for (const RankStats& s : units(result)) {
+    for (const TransferRecord& t : s.transfer_records) {
       auto [entry, fresh] = rounds.try_emplace(t.round, RoundLimits{t.round, "", 0, {}});
-      if (fresh) entry->second.phase = phase_of(result, static_cast<int>(r), t.round);
+      if (fresh) entry->second.phase = phase_of(result, s.rank, t.round);
       ++entry->second.transfers;
       ++entry->second.limits[limit_class(result, t)];
     }
@@ -271,7 +288,7 @@ std::string limits_text(const std::map<std::string, int>& limits) {
 }
 
 std::string step_detail(const RunResult& result, const PathStep& step) {
-  const RankStats& s = result.ranks[static_cast<std::size_t>(step.rank)];
+  const RankStats& s = unit(result, step.rank, step.block);
   switch (step.kind) {
     case Kind::Transfer: {
       const TransferRecord& t = s.transfer_records[static_cast<std::size_t>(step.ref)];
@@ -279,9 +296,9 @@ std::string step_detail(const RunResult& result, const PathStep& step) {
              describe_limit(result, t);
     }
     case Kind::PeerWait:
-      return "rank " + std::to_string(step.peer) + "'s notify (its round " +
+      return who(result, step.peer, step.peer_block) + "'s notify (its round " +
              std::to_string(step.peer_round) + ", " + phase_of(result, step.peer, step.peer_round) +
-             ") in flight until rank " + std::to_string(step.rank) + " saw it";
+             ") in flight until " + who(result, step.rank, step.block) + " saw it";
     default:
       return "";
   }
@@ -354,19 +371,29 @@ std::string describe_limit(const RunResult& result, const TransferRecord& t) {
   return resource_text(result, limit);
 }
 
+const TransferRecord& transfer_of(const RunResult& result, const PathStep& step) {
+  return unit(result, step.rank, step.block).transfer_records[static_cast<std::size_t>(step.ref)];
+}
+
 CriticalPath critical_path(const RunResult& result) {
   CriticalPath path;
-  const auto& ranks = result.ranks;
+  // With core_num > 1 the path walks blocks: index rank * blocks + block.
+  const auto& ranks = units(result);
+  const int blocks = blocks_per_rank(result);
   if (!result.completed || ranks.empty()) return path;
   std::uint64_t first_start = UINT64_MAX;
   int rank = 0;
+  int block = 0;
+  std::size_t last = 0;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     first_start = std::min(first_start, ranks[r].start_ps);
-    if (ranks[r].finish_ps > ranks[static_cast<std::size_t>(rank)].finish_ps)
-      rank = static_cast<int>(r);
+    if (ranks[r].finish_ps > ranks[last].finish_ps) last = r;
   }
+  rank = static_cast<int>(last) / blocks;
+  block = static_cast<int>(last) % blocks;
   path.end_rank = rank;
-  path.device_time_ps = ranks[static_cast<std::size_t>(rank)].finish_ps - first_start;
+  path.end_block = block;
+  path.device_time_ps = ranks[last].finish_ps - first_start;
 
   // Walk back from the last finish. On a rank, the span before the current time; a wait that
   // a peer's notify released hands the path to that peer at the moment the notify left it.
@@ -374,13 +401,18 @@ CriticalPath critical_path(const RunResult& result) {
   std::vector<std::size_t> cursor;
   for (const RankStats& s : ranks) cursor.push_back(s.spans.size());
   std::vector<PathStep> back;
-  auto add = [&](Kind kind, int round, std::uint64_t start, std::uint64_t end, int ref = -1) {
-    if (end > start) back.push_back({kind, rank, round, start, end, ref});
+  const auto push = [&](PathStep step) {
+    step.block = block;
+    back.push_back(step);
   };
-  std::uint64_t t = ranks[static_cast<std::size_t>(rank)].finish_ps;
+  auto add = [&](Kind kind, int round, std::uint64_t start, std::uint64_t end, int ref = -1) {
+    if (end > start) push({kind, rank, round, start, end, ref});
+  };
+  std::uint64_t t = ranks[last].finish_ps;
   for (;;) {
-    const RankStats& s = ranks[static_cast<std::size_t>(rank)];
-    std::size_t& i = cursor[static_cast<std::size_t>(rank)];
+    const auto index = static_cast<std::size_t>(rank * blocks + block);
+    const RankStats& s = ranks[index];
+    std::size_t& i = cursor[index];
     while (i > 0 && s.spans[i - 1].start_ps >= t) --i;
     if (i == 0) {
       add(Kind::Unattributed, -1, s.start_ps, t);
@@ -411,8 +443,8 @@ CriticalPath critical_path(const RunResult& result) {
         for (const auto& [part, from] : stretches) {
           const std::uint64_t begin = std::max(from, span.start_ps);
           if (upto > begin) {
-            back.push_back({Kind::Transfer, rank, span.round, begin, upto,
-                            static_cast<int>(span.ref), -1, -1, part});
+            push({Kind::Transfer, rank, span.round, begin, upto, static_cast<int>(span.ref), -1, -1,
+                  part});
             upto = begin;
           }
         }
@@ -431,14 +463,24 @@ CriticalPath critical_path(const RunResult& result) {
           add(Kind::Wait, span.round, span.start_ps, end, static_cast<int>(span.ref));
           break;
         }
-        const NotifyRecord& n = ranks[static_cast<std::size_t>(w.released_by_rank)]
-                                    .notify_records[w.released_by_notify];
+        const NotifyRecord& n =
+            ranks[static_cast<std::size_t>(w.released_by_rank * blocks + w.released_by_block)]
+                .notify_records[w.released_by_notify];
         add(Kind::Wait, span.round, std::min(w.seen_ps, end), end, static_cast<int>(span.ref));
         if (std::min(w.seen_ps, end) > n.issued_ps) {
-          back.push_back({Kind::PeerWait, rank, span.round, n.issued_ps, std::min(w.seen_ps, end),
-                          static_cast<int>(span.ref), w.released_by_rank, n.round});
+          PathStep step{Kind::PeerWait,
+                        rank,
+                        span.round,
+                        n.issued_ps,
+                        std::min(w.seen_ps, end),
+                        static_cast<int>(span.ref),
+                        w.released_by_rank,
+                        n.round};
+          step.peer_block = w.released_by_block;
+          push(step);
         }
         rank = w.released_by_rank;
+        block = w.released_by_block;
         t = n.issued_ps;
         break;
       }
@@ -454,8 +496,8 @@ void print_explanation(std::ostream& out, const RunResult& result) {
   const PathSummary summary = summarise(result, path);
   const std::uint64_t total = path.device_time_ps;
   char line[256];
-  out << "\ncritical path: " << ns_text(total) << " ns, ends on rank " << path.end_rank
-      << " (--explain prints it step by step)\n";
+  out << "\ncritical path: " << ns_text(total) << " ns, ends on "
+      << who(result, path.end_rank, path.end_block) << " (--explain prints it step by step)\n";
   for (const Kind kind : kParts) {
     const std::uint64_t ps = summary.parts[part_index(kind)];
     if (kind == Kind::Unattributed && ps == 0) continue;
@@ -512,7 +554,8 @@ void print_critical_path_steps(std::ostream& out, const RunResult& result) {
     std::uint64_t parts[std::size(kParts)] = {};
     std::vector<std::string> details;
     while (j < path.steps.size() && path.steps[j].rank == first.rank &&
-           path.steps[j].round == first.round && path.steps[j].kind != Kind::PeerWait &&
+           path.steps[j].block == first.block && path.steps[j].round == first.round &&
+           path.steps[j].kind != Kind::PeerWait &&
            (j == i || path.steps[j].kind != Kind::LaunchOffset)) {
       parts[part_index(path.steps[j].kind)] += path.steps[j].end_ps - path.steps[j].start_ps;
       if (path.steps[j].kind == Kind::Transfer) {
@@ -530,8 +573,9 @@ void print_critical_path_steps(std::ostream& out, const RunResult& result) {
       continue;
     }
     out << "  " << ns_text(first.start_ps - origin) << " - "
-        << ns_text(path.steps[j - 1].end_ps - origin) << "  rank " << first.rank << " round "
-        << first.round << " (" << phase_of(result, first.rank, first.round) << "):";
+        << ns_text(path.steps[j - 1].end_ps - origin) << "  "
+        << who(result, first.rank, first.block) << " round " << first.round << " ("
+        << phase_of(result, first.rank, first.round) << "):";
     for (const Kind kind : kParts) {
       const std::uint64_t ps = parts[part_index(kind)];
       if (ps > 0) out << " " << to_string(kind) << " " << ns_text(ps);
@@ -551,6 +595,7 @@ void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {
   ordered_json& cp = json["critical_path"];
   cp["device_time_ps"] = path.device_time_ps;
   cp["end_rank"] = path.end_rank;
+  if (blocks_per_rank(result) > 1) cp["end_block"] = path.end_block;
   cp["parts"] = ordered_json::array();
   for (const Kind kind : kParts) {
     const std::uint64_t ps = summary.parts[part_index(kind)];
@@ -578,13 +623,14 @@ void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {
                       {"round", step.round},
                       {"start_ps", step.start_ps},
                       {"end_ps", step.end_ps}};
+    if (blocks_per_rank(result) > 1) s["block"] = step.block;
     if (step.kind == Kind::PeerWait) {
       s["peer"] = step.peer;
       s["peer_round"] = step.peer_round;
+      if (blocks_per_rank(result) > 1) s["peer_block"] = step.peer_block;
     }
     if (step.kind == Kind::Transfer) {
-      const TransferRecord& t = result.ranks[static_cast<std::size_t>(step.rank)]
-                                    .transfer_records[static_cast<std::size_t>(step.ref)];
+      const TransferRecord& t = transfer_of(result, step);
       s["part"] = to_string(step.part);
       s["limit"] = describe_limit(result, t);
     }

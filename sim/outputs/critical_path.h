@@ -37,6 +37,8 @@ struct PathStep {
   // Transfer: which stretch of the transfer's life the step covers.
   enum class Part { QueueWait, Setup, Streaming, Held, Latency };
   Part part = Part::Streaming;
+  int block = 0;       // with core_num > 1: the rank's block (vector core) the step is on
+  int peer_block = 0;  // PeerWait: the block of `peer` that sent the notify
 };
 
 const char* to_string(PathStep::Part part);
@@ -46,11 +48,14 @@ const char* to_string(PathStep::Kind kind);
 struct CriticalPath {
   std::uint64_t device_time_ps = 0;
   int end_rank = -1;            // the rank that finished last
+  int end_block = 0;            // and its block that finished last
   std::vector<PathStep> steps;  // in time order
 };
 
 // Empty (no steps) unless the run completed.
 CriticalPath critical_path(const RunResult& result);
+// The transfer a Transfer step covers, from its rank's (or block's) records.
+const TransferRecord& transfer_of(const RunResult& result, const PathStep& step);
 
 // What bound a transfer, e.g. "dma.remote_bytes_per_cycle on the DMA queue",
 // "dev0.link_to_1 (link.bandwidth_GBps)", "queued behind another flow on dev0.link_to_1".

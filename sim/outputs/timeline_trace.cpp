@@ -295,10 +295,7 @@ std::string TimelineTrace::render(const RunResult& result) const {
           "\"rank\":" + std::to_string(step.rank) + ",\"round\":" + std::to_string(step.round);
       if (step.kind == PathStep::Kind::PeerWait) args += ",\"peer\":" + std::to_string(step.peer);
       if (step.kind == PathStep::Kind::Transfer) {
-        args += ",\"bound_by\":" +
-                quoted(describe_limit(result,
-                                      result.ranks[static_cast<std::size_t>(step.rank)]
-                                          .transfer_records[static_cast<std::size_t>(step.ref)]));
+        args += ",\"bound_by\":" + quoted(describe_limit(result, transfer_of(result, step)));
       }
       events.slice(kCriticalPid, kCoreTid, step.start_ps, step.end_ps,
                    std::string(to_string(step.kind)) + " (rank " + std::to_string(step.rank) + ")",

@@ -123,6 +123,17 @@ class Timeline {
   void store(std::uint64_t offset, std::uint64_t bytes) {
     sync(submit(false, rank_, offset, bytes));
   }
+  // A store the core does not wait for with dma.posted_stores = 1; the next barrier's pipe
+  // barrier waits until it has landed. The kernels that post stores never reuse their UB
+  // bytes or GM range before that, so nothing else waits for it.
+  void post_store(std::uint64_t offset, std::uint64_t bytes) {
+    const double landed = submit(false, rank_, offset, bytes);
+    if (c_.config.dma_posted_stores == 0) {
+      sync(landed);
+    } else {
+      posted_until_ = std::max(posted_until_, landed);
+    }
+  }
   void remote_load(int peer, std::uint64_t offset, std::uint64_t bytes) {
     sync(submit(true, peer, offset, bytes));
   }
@@ -147,6 +158,7 @@ class Timeline {
   // for every peer in rank order. Peer q entered when this rank did and notifies this rank
   // as its (me - (me > q))-th notify.
   void barrier() {
+    sync(posted_until_);
     const double entered = now_;
     for (int peer = 0; peer < ranks_; ++peer) {
       if (peer != rank_) notify(peer);
@@ -193,7 +205,8 @@ class Timeline {
   int block_;
   double now_ = 0;
   std::vector<double> queue_free_;
-  double last_start_ = 0;  // FIFO: no transfer starts before an earlier one
+  double last_start_ = 0;    // FIFO: no transfer starts before an earlier one
+  double posted_until_ = 0;  // when the posted stores have all landed
   std::map<int, double> link_free_;
   RankCard card_;
 };
@@ -595,22 +608,40 @@ void builtin_ring(Timeline& t, const Problem& p) {
   copy_vector(t, staging, element);
 }
 
-// kernels/host_mesh.cpp, one block: per tile a local load and a store into the window, a
-// barrier on the block's lane, a pull and reduce per peer, the store into y; a final barrier
-// and the epilogue. Blocks share the device's link and memory port, which this card leaves
-// out: it is exact for one block (and for blocks whose traffic never meets).
+// kernels/host_mesh.cpp, one block: tiles 0 and 1 staged (a local load and a store into the
+// window) and a barrier on the block's lane; then per tile k its pulls and the load of tile
+// k + 2 issued, tile k + 1's barrier while they fly, each pull synced and reduced, the store into
+// y and tile k + 2's store into the window, both posted; a final barrier and the epilogue.
+// Blocks share the device's link and memory port, which this card leaves out: it is exact for
+// one block (and for blocks whose traffic never meets).
 void host_mesh(Timeline& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
+  const auto tiles = host_mesh_block_tiles(p.elements, t.block(), p.core_num);
+  const auto offset = [&](std::size_t k) { return tiles[k].first * element; };
+  const auto bytes = [&](std::size_t k) { return tiles[k].second * element; };
   t.begin_round("exchange");
-  for (const auto& [offset, count] : host_mesh_block_tiles(p.elements, t.block(), p.core_num)) {
-    t.load(offset * element, count * element);
-    t.store(offset * element, count * element);
-    t.barrier();
+  for (std::size_t k = 0; k < std::min<std::size_t>(tiles.size(), 2); ++k) {
+    t.load(offset(k), bytes(k));
+    t.post_store(offset(k), bytes(k));
+  }
+  if (!tiles.empty()) t.barrier();
+  for (std::size_t k = 0; k < tiles.size(); ++k) {
+    std::vector<double> pulls;
     for (int peer : peers_from(t.rank(), p.ranks, 1)) {
-      t.remote_load(peer, offset * element, count * element);
-      t.reduce(count * element);
+      pulls.push_back(t.submit(true, peer, offset(k), bytes(k)));
     }
-    t.store(offset * element, count * element);
+    const bool ahead = k + 2 < tiles.size();
+    const double load_ahead = ahead ? t.submit(true, t.rank(), offset(k + 2), bytes(k + 2)) : 0;
+    if (k + 1 < tiles.size()) t.barrier();
+    for (double done : pulls) {
+      t.sync(done);
+      t.reduce(bytes(k));
+    }
+    t.post_store(offset(k), bytes(k));
+    if (ahead) {
+      t.sync(load_ahead);
+      t.post_store(offset(k + 2), bytes(k + 2));
+    }
   }
   t.begin_round("final barrier");
   t.barrier();
@@ -718,6 +749,7 @@ PlatformConfig ideal_platform(PlatformConfig config) {
   config.notify_cycles = 0;
   config.cache_invalidate_cycles = 0;
   config.link_atomic_ns = 0;
+  config.gm_atomic_ns = 0;
   return config;
 }
 

@@ -215,13 +215,17 @@ std::string point_name(const Point& p) {
   return p.core_num == 1 ? p.kernel : p.kernel + "/" + std::to_string(p.core_num);
 }
 
+// Width of the kernel column in the point and core-count tables ("builtin_mesh/16" fits).
+constexpr int kKernelColumn = 16;
+
 void print_points(std::ostream& out, const std::vector<Point>& points, bool per_round) {
-  out << "kernel             P      bytes     time_ns     card_ns    dev%  remote_B/card      "
+  out << std::left << std::setw(kKernelColumn) << "kernel" << std::right
+      << "   P      bytes     time_ns     card_ns    dev%  remote_B/card      "
          "rounds/card  notifies/card  waits/card  ns/round (card)\n";
   for (const Point& p : points) {
     const std::uint64_t bytes = p.elements * dtype_bytes(p.run.result.request.problem.dtype);
-    out << std::left << std::setw(16) << point_name(p) << std::right << std::setw(4) << p.ranks
-        << std::setw(11) << human_bytes(bytes);
+    out << std::left << std::setw(kKernelColumn) << point_name(p) << std::right << std::setw(4)
+        << p.ranks << std::setw(11) << human_bytes(bytes);
     if (!p.run.error.empty() || !p.run.result.completed) {
       out << "  not run: " << (p.run.error.empty() ? p.run.result.failure : p.run.error) << "\n";
       continue;
@@ -435,7 +439,8 @@ void print_core_counts(std::ostream& out, const std::vector<Point>& points) {
     if (sweep.size() < 2) continue;
     if (!header) {
       out << "\nCore counts: the fastest, and the smallest within 5 % of it\n"
-          << "kernel         P      bytes   fastest    time_ns   within_5%    time_ns\n";
+          << std::left << std::setw(kKernelColumn) << "kernel" << std::right
+          << "   P      bytes   fastest    time_ns   within_5%    time_ns\n";
       header = true;
     }
     std::sort(sweep.begin(), sweep.end(),
@@ -446,8 +451,8 @@ void print_core_counts(std::ostream& out, const std::vector<Point>& points) {
         static_cast<std::size_t>(std::min_element(times.begin(), times.end()) - times.begin());
     const std::size_t enough = smallest_near_best(times, 0.05);
     const Point& first = *sweep.front();
-    out << std::left << std::setw(12) << first.kernel << std::right << std::setw(4) << first.ranks
-        << std::setw(11)
+    out << std::left << std::setw(kKernelColumn) << first.kernel << std::right << std::setw(4)
+        << first.ranks << std::setw(11)
         << human_bytes(first.elements * dtype_bytes(first.run.result.request.problem.dtype))
         << std::fixed << std::setprecision(1) << std::setw(10) << sweep[fastest]->core_num
         << std::setw(11) << times[fastest] << std::setw(12) << sweep[enough]->core_num
