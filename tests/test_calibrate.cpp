@@ -107,7 +107,8 @@ TEST(Calibrate, FamiliesSplitTheErrorsByKernelAndRankCount) {
 }
 
 TEST(Calibrate, CodegenChangeIsTheMedianOfTheLegsAgainstTheSimulatedChange) {
-  // Legs in file order: before 100, 200; after 90, 150: changes -10 % and -25 %, median -17.5 %.
+  // Legs in file order: before 100, 200; after 90, 150: changes -10 % and -25 %, median -17.5 %,
+  // spread 15 points.
   // Simulated before 100 us, after 95 us: -5 %. A size with one profile only is left out.
   std::vector<MeasuredPoint> points = {
       {"builtin_mesh", 2, 1024, 100, 1, "before"}, {"builtin_mesh", 2, 1024, 200, 1, "before"},
@@ -120,6 +121,7 @@ TEST(Calibrate, CodegenChangeIsTheMedianOfTheLegsAgainstTheSimulatedChange) {
   EXPECT_EQ(changes[0].payload_bytes, 1024u);
   EXPECT_EQ(changes[0].legs, 2);
   EXPECT_DOUBLE_EQ(changes[0].measured_percent, -17.5);
+  EXPECT_DOUBLE_EQ(changes[0].leg_spread_percent, 15.0);
   EXPECT_NEAR(changes[0].simulated_percent, -5.0, 1e-9);
 }
 

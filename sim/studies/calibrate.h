@@ -69,7 +69,8 @@ std::vector<FamilyError> summarise_families(const std::vector<MeasuredPoint>& me
 
 // A codegen A/B: at one kernel, P, core_num and size, the relative change from the `before`
 // profile to the `after` one, measured (the median over legs of each leg's change; the legs
-// are the points' order within each profile) and simulated.
+// are the points' order within each profile) and simulated. `leg_spread_percent` is the largest
+// minus the smallest leg's change: the measurement's own noise, to read the difference against.
 struct CodegenChange {
   std::string kernel;
   int ranks = 0;
@@ -77,6 +78,7 @@ struct CodegenChange {
   std::uint64_t payload_bytes = 0;
   int legs = 0;
   double measured_percent = 0;
+  double leg_spread_percent = 0;
   double simulated_percent = 0;
 };
 
