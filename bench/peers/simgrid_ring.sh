@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A peer side by side: SimGrid SMPI's ring allreduce (MPI_Allreduce with the logical-ring
 # algorithm `lr`: reduce-scatter then all-gather) on a flat cluster of P hosts, then this
-# simulator's hand ring at the same P and size (--timing-only), each timed as a whole process
+# simulator's hand ring at the same P and size (--timing-only -q: like SMPI's run, it prints the
+# time and keeps no per-round records), each timed as a whole process
 # with its peak memory (GNU time). Prints both and their ratios.
 #
 # usage: bench/peers/simgrid_ring.sh P [BYTES_PER_RANK] [-- ALLREDUCE_SIM_PLATFORM_ARGS...]
@@ -97,7 +98,7 @@ simgrid_time=$(grep -o '[0-9.]* us' "$work/out" || true)
 
 devices=$(seq -s, 0 $((P - 1)))
 read -r ours_wall ours_kb < <(measure "$BINARY" "${PLATFORM[@]}" -d "$devices" -k ring \
-  --size "${BYTES}B" --timing-only)
+  --size "${BYTES}B" --timing-only -q)
 ours_time=$(grep -o 'device time: [0-9.]* ns' "$work/out" || true)
 
 awk -v p="$P" -v b="$BYTES" -v sw="$simgrid_wall" -v sk="$simgrid_kb" -v ow="$ours_wall" \
