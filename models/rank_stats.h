@@ -1,7 +1,9 @@
 // What one rank did and when, as the reports show it.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -25,17 +27,39 @@ struct SyncCost {
   std::uint64_t count = 0;
   std::uint64_t ps = 0;
 };
+// A round's synchronisation instructions, by SyncInstruction: inside its barrier_ps (the store
+// fence: inside its transfer_ps).
+using RoundSync = std::array<SyncCost, kSyncInstructions>;
+
+// A round's phase name, kept as its index in the process's table of phase names: a run has a
+// handful of phases and may have millions of rounds.
+class PhaseName {
+ public:
+  PhaseName() = default;  // ""
+  // Converts from and to a string implicitly, so a phase reads and compares as its name.
+  PhaseName(const char* name);
+  PhaseName(const std::string& name) : PhaseName(name.c_str()) {}
+  const std::string& str() const;
+  operator const std::string&() const { return str(); }
+  std::size_t size() const { return str().size(); }
+  const char* c_str() const { return str().c_str(); }
+  bool operator==(const PhaseName& other) const { return id_ == other.id_; }
+
+ private:
+  std::uint32_t id_ = 0;
+};
+bool operator==(const PhaseName& phase, const char* name);
+std::ostream& operator<<(std::ostream& out, const PhaseName& phase);
 
 struct RoundRecord {
   int round = 0;
-  std::string phase;
+  PhaseName phase;
   std::uint64_t start_ps = 0;
   std::uint64_t barrier_ps = 0;   // in notify and wait (fixed costs and waiting for peers)
   std::uint64_t transfer_ps = 0;  // in DMA transfers
   std::uint64_t reduce_ps = 0;    // on the vector unit
   std::uint64_t bytes = 0;        // DMA payload moved, local and remote
   std::uint64_t remote_bytes = 0;
-  SyncCost sync[kSyncInstructions];  // inside barrier_ps (the store fence: inside transfer_ps)
 };
 
 // What set a transfer's duration: the rate its DMA queue streams at, or a resource on its path
@@ -124,6 +148,9 @@ struct RankStats {
   std::uint64_t finish_ps = 0;
   bool finished = false;
   std::vector<RoundRecord> rounds;
+  // Each round's synchronisation instructions, by round; kept only with a codegen profile
+  // (the outputs show them only then).
+  std::vector<RoundSync> sync;
   std::vector<CoreSpan> spans;
   std::vector<TransferRecord> transfer_records;  // by DMA ticket
   std::vector<NotifyRecord> notify_records;

@@ -117,6 +117,7 @@ void VectorCore::run() {
 RankStats VectorCore::release_stats() {
   if (!keep_records_) {
     stats_.rounds.clear();
+    stats_.sync.clear();
     stats_.notify_records.clear();
     stats_.wait_records.clear();
   }
@@ -134,9 +135,13 @@ void VectorCore::begin_round(const char* phase) {
   next.phase = phase;
   next.start_ps = sc_time_stamp().value();
   if (progress_ != nullptr) progress_->reached(next.start_ps);
-  if (!keep_records_) stats_.rounds.clear();
+  if (!keep_records_) {
+    stats_.rounds.clear();
+    stats_.sync.clear();
+  }
   stats_.rounds.push_back(next);
-  if (record_schedule_) log("round index=" + std::to_string(next.round) + " phase=" + next.phase);
+  if (!config_.codegen.name.empty()) stats_.sync.emplace_back();
+  if (record_schedule_) log("round index=" + std::to_string(next.round) + " phase=" + phase);
   if (sink_ != nullptr) {
     sink_->record_text(phase_var_, next.start_ps, phase);
     sink_->record(round_var_, next.start_ps, next.round);
@@ -172,12 +177,14 @@ void VectorCore::log(const std::string& line) {
 }
 
 void VectorCore::count_sync(SyncInstruction instruction, const sc_time& span) {
-  SyncCost& cost = round().sync[static_cast<int>(instruction)];
+  // Only a codegen profile's outputs show the instructions: without one nothing is kept.
+  if (config_.codegen.name.empty()) return;
+  round();
+  SyncCost& cost = stats_.sync.back()[static_cast<std::size_t>(instruction)];
   ++cost.count;
   cost.ps += span.value();
-  // With a codegen profile the dump lists the instructions it emits (the atomic is the notify).
-  if (!config_.codegen.name.empty() && instruction != SyncInstruction::Atomic)
-    log(to_string(instruction));
+  // The dump lists the instructions the codegen emits (the atomic is the notify).
+  if (instruction != SyncInstruction::Atomic) log(to_string(instruction));
 }
 
 void VectorCore::settle_invalidate() {

@@ -74,7 +74,10 @@ RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
     sum.transfers += b.transfers;
     sum.reduces += b.reduces;
     sum.start_ps = std::min(sum.start_ps, b.start_ps);
-    if (b.finish_ps >= sum.finish_ps) sum.rounds = b.rounds;
+    if (b.finish_ps >= sum.finish_ps) {
+      sum.rounds = b.rounds;
+      sum.sync = b.sync;
+    }
     sum.finish_ps = std::max(sum.finish_ps, b.finish_ps);
     sum.finished = sum.finished && b.finished;
   }

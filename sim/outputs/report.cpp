@@ -43,13 +43,14 @@ void print_sync(std::ostream& out, const RunResult& result) {
   out << "\nsync instructions (codegen " << result.request.platform.codegen.name << ")\n"
       << "rank  round  instruction       count        time_ns\n";
   for (const RankStats& s : round_owners(result)) {
-    for (const RoundRecord& r : s.rounds) {
+    for (std::size_t i = 0; i < s.sync.size() && i < s.rounds.size(); ++i) {
       for (int k = 0; k < kSyncInstructions; ++k) {
-        if (r.sync[k].count == 0) continue;
-        out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  "
+        const SyncCost& cost = s.sync[i][static_cast<std::size_t>(k)];
+        if (cost.count == 0) continue;
+        out << std::setw(4) << owner_label(result, s) << std::setw(7) << s.rounds[i].round << "  "
             << std::left << std::setw(14) << to_string(static_cast<SyncInstruction>(k))
-            << std::right << std::setw(9) << r.sync[k].count << std::setw(15)
-            << ps_to_ns(r.sync[k].ps) << "\n";
+            << std::right << std::setw(9) << cost.count << std::setw(15) << ps_to_ns(cost.ps)
+            << "\n";
       }
     }
   }
@@ -247,11 +248,12 @@ std::string to_json(const RunResult& result) {
                            {"finished", s.finished}});
   }
   for (const RankStats& s : round_owners(result)) {
-    for (const RoundRecord& r : s.rounds) {
+    for (std::size_t i = 0; i < s.rounds.size(); ++i) {
+      const RoundRecord& r = s.rounds[i];
       ordered_json round = {{"rank", s.rank}};
       if (!result.blocks.empty()) round["block"] = s.block;
       round["round"] = r.round;
-      round["phase"] = r.phase;
+      round["phase"] = r.phase.str();
       round["start_ns"] = ps_to_ns(r.start_ps);
       round["barrier_ns"] = ps_to_ns(r.barrier_ps);
       round["transfer_ns"] = ps_to_ns(r.transfer_ps);
@@ -260,10 +262,11 @@ std::string to_json(const RunResult& result) {
       round["remote_bytes"] = r.remote_bytes;
       if (!q.platform.codegen.name.empty()) {
         round["sync"] = ordered_json::object();
-        for (int k = 0; k < kSyncInstructions; ++k) {
-          if (r.sync[k].count == 0) continue;
-          round["sync"][to_string(static_cast<SyncInstruction>(k))] = {
-              {"count", r.sync[k].count}, {"ns", ps_to_ns(r.sync[k].ps)}};
+        for (int k = 0; k < kSyncInstructions && i < s.sync.size(); ++k) {
+          const SyncCost& cost = s.sync[i][static_cast<std::size_t>(k)];
+          if (cost.count == 0) continue;
+          round["sync"][to_string(static_cast<SyncInstruction>(k))] = {{"count", cost.count},
+                                                                       {"ns", ps_to_ns(cost.ps)}};
         }
       }
       j["rounds"].push_back(round);
