@@ -72,8 +72,12 @@ std::uint64_t DmaEngine::submit(const Request& request) {
   if (!keep_records_) forget_landed();
   const std::uint64_t ticket = issued_.size();
   issued_.push_back(0);
+  if (request.bytes > UINT32_MAX) {
+    throw std::length_error("a DMA transfer of " + std::to_string(request.bytes) +
+                            " bytes: at most 4 GiB at once");
+  }
   TransferRecord record;
-  record.bytes = request.bytes;
+  record.bytes = static_cast<std::uint32_t>(request.bytes);
   record.submit_ps = sc_core::sc_time_stamp().value();
   record.misaligned = (request.gm_address & kLocalMask) % full_rate_alignment_ != 0;
   records_.push_back(record);
@@ -83,7 +87,7 @@ std::uint64_t DmaEngine::submit(const Request& request) {
   if (whole_ && setup_ == sc_core::SC_ZERO_TIME && pending_.empty()) {
     for (std::size_t q = 0; q < busy_until_.size(); ++q) {
       if (running_[q] || busy_until_[q] > now) continue;
-      records_[ticket].queue = static_cast<int>(q);
+      records_[ticket].queue = static_cast<std::int16_t>(q);
       records_[ticket].start_ps = now.value();
       execute(request, ticket, false);
       busy_until_[q] = sc_time::from_value(records_[ticket].left_ps);
@@ -119,7 +123,7 @@ void DmaEngine::queue_thread(int queue) {
     pending_.pop_front();
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), 1);
     // Records are looked up by ticket after every wait: submits may grow the vector meanwhile.
-    records_[job.ticket].queue = queue;
+    records_[job.ticket].queue = static_cast<std::int16_t>(queue);
     records_[job.ticket].start_ps = sc_core::sc_time_stamp().value();
     running_[queue] = 1;
     execute(job.request, job.ticket, true);
@@ -227,7 +231,6 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
   }
   TransferRecord& record = records_[ticket];
   record.finish_ps = finish.value();
-  record.setup_ps = setup_.value();
   record.held_ps = held.value();
   record.latency_ps = latency.value();
   record.limit = limit;

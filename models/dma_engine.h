@@ -83,6 +83,9 @@ class DmaEngine : public sc_core::sc_module {
   // The transfer has completed by now.
   bool done(std::uint64_t ticket) const;
 
+  // Every transfer's set-up before its first burst (dma.setup_cycles).
+  std::uint64_t setup_ps() const { return setup_.value(); }
+
   // The rate (bytes per ps) a queue streams this transfer at: the path's DMA rate, scaled
   // down for a GM address off the full-rate alignment.
   double rate_bytes_per_ps(const Request& request) const;

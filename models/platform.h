@@ -27,6 +27,8 @@ class Platform : public sc_core::sc_module {
     bool record_schedule = false;  // keep every rank's executed operations
     // Keep every rank's per-round and dependency records (RankStats); off, only the counts.
     bool keep_records = true;
+    // With kept records: also every notify's and wait's full record (the timeline shows them).
+    bool keep_sync_records = false;
     TraceSink* trace = nullptr;
     bool whole_transfers = false;     // time each DMA transfer as one step (see DmaEngine)
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come

@@ -71,65 +71,87 @@ struct TransferLimit {
 };
 
 // The run's dependency record: compact, string-free, kept for every run (the critical path,
-// the limiting resources and the trace are derived from it afterwards).
+// the limiting resources and the trace are derived from it afterwards). Narrow fields: a run
+// may keep millions.
 struct TransferRecord {
   enum class Op : std::uint8_t { Load, Store, RemoteLoad, RemoteStore };
-  Op op = Op::Load;
-  bool misaligned = false;  // streamed at dma.misaligned_rate_factor of the rate
-  int peer = 0;             // the rank whose memory it reads or writes
-  int round = -1;
-  int queue = -1;  // the DMA queue that ran it
-  std::uint64_t bytes = 0;
   std::uint64_t submit_ps = 0;  // handed to the DMA engine
   std::uint64_t start_ps = 0;   // taken by a queue
   std::uint64_t left_ps = 0;    // its last burst left the queue
   std::uint64_t finish_ps = 0;  // its last byte landed
-  // finish = start + setup + streaming at the queue's rate + held + latency, where `held` is
-  // how long the limiting resource kept the last burst beyond the queue's rate.
-  std::uint64_t setup_ps = 0;
+  // finish = start + set-up + streaming at the queue's rate + held + latency, where `held` is
+  // how long the limiting resource kept the last burst beyond the queue's rate. The set-up is
+  // the same for every transfer (RunResult::dma_setup_ps).
   std::uint64_t held_ps = 0;
   std::uint64_t latency_ps = 0;
-  TransferLimit limit;  // QueueRate when nothing held the last burst
+  std::uint32_t bytes = 0;  // a tile's: it fits in the unified buffer
+  int peer = 0;             // the rank whose memory it reads or writes
+  int round = -1;
+  std::int16_t queue = -1;  // the DMA queue that ran it (dma.queues is at most 1024)
+  Op op = Op::Load;
+  bool misaligned = false;  // streamed at dma.misaligned_rate_factor of the rate
+  TransferLimit limit;      // QueueRate when nothing held the last burst
 };
 
+// What the critical path needs of a notify; kept for every notify (with records).
+struct NotifyLink {
+  std::uint64_t issued_ps = 0;  // the write left the core
+  int round = -1;
+};
+
+// The rest of a notify's record, which only the timeline trace shows (kept only for it).
 struct NotifyRecord {
   int peer = 0;
   int signal = 0;
   int row = 0;
   int col = 0;
   std::int32_t value = 0;
-  int round = -1;
   bool dropped = false;
-  std::uint64_t start_ps = 0;   // the pipe barrier began
-  std::uint64_t issued_ps = 0;  // the write left the core
-  std::uint64_t end_ps = 0;     // the core went on (after the acknowledgement when it waits)
+  std::uint64_t start_ps = 0;  // the pipe barrier began
+  std::uint64_t end_ps = 0;    // the core went on (after the acknowledgement when it waits)
 };
 
+// What the critical path needs of a wait; kept for every wait (with records).
+struct WaitLink {
+  std::uint64_t seen_ps = 0;  // the look that found the cell satisfied
+  int released_by_rank = -1;  // the rank whose notify landed last before the look, if any
+  int released_by_block = 0;  // and which of its blocks sent it
+  std::uint32_t released_by_notify = 0;  // its index among that rank's notifies
+  bool blocked = false;                  // the cell was not yet satisfied when the wait began
+};
+
+// The rest of a wait's record, which only the timeline trace shows (kept only for it).
 struct WaitRecord {
   int signal = 0;
   int row = 0;
   int col = 0;
   std::int32_t expected = 0;
   std::int32_t seen = 0;  // the cell's value when the wait was satisfied
-  int round = -1;
-  bool blocked = false;  // the cell was not yet satisfied when the wait began
   std::uint64_t start_ps = 0;
-  std::uint64_t seen_ps = 0;  // the look that found the cell satisfied
-  std::uint64_t end_ps = 0;   // after the look's answer and the cache invalidate
-  int released_by_rank = -1;  // the rank whose notify landed last before the look, if any
-  int released_by_block = 0;  // and which of its blocks sent it
-  std::uint32_t released_by_notify = 0;  // its index among that rank's notifies
-  std::uint64_t landed_ps = 0;           // when that notify landed
+  std::uint64_t end_ps = 0;     // after the look's answer and the cache invalidate
+  std::uint64_t landed_ps = 0;  // when the releasing notify landed
 };
 
 // A stretch of a rank's core time; the spans of a rank tile [start_ps, finish_ps] exactly.
+// The kind shares a word with the reference: a run keeps millions of spans.
 struct CoreSpan {
   enum class Kind : std::uint8_t { Setup, Transfer, Reduce, Notify, Wait };
-  Kind kind = Kind::Setup;
-  int round = -1;
-  std::uint32_t ref = 0;  // Transfer: its index; Notify, Wait: the index of its record
-  std::uint64_t start_ps = 0;
-  std::uint64_t end_ps = 0;
+  static constexpr std::uint32_t kRefLimit = 1u << 29;  // references below this fit
+  CoreSpan(Kind kind, int round, std::uint32_t ref, std::uint64_t start_ps, std::uint64_t end_ps)
+      : start_ps(start_ps),
+        end_ps(end_ps),
+        round(round),
+        ref(ref),
+        kind_(static_cast<std::uint32_t>(kind)) {}
+  Kind kind() const { return static_cast<Kind>(kind_); }
+
+  std::uint64_t start_ps;
+  std::uint64_t end_ps;
+  int round;
+  std::uint32_t ref : 29;  // Transfer: its index; Notify, Wait: the index of its record
+
+ private:
+  std::uint32_t kind_ : 3;
 };
 
 struct RankStats {
@@ -153,6 +175,9 @@ struct RankStats {
   std::vector<RoundSync> sync;
   std::vector<CoreSpan> spans;
   std::vector<TransferRecord> transfer_records;  // by DMA ticket
+  std::vector<NotifyLink> notify_links;          // by notify index
+  std::vector<WaitLink> wait_links;              // by wait index
+  // Index for index with the links, kept only for the timeline trace.
   std::vector<NotifyRecord> notify_records;
   std::vector<WaitRecord> wait_records;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 #include "kernels/elementwise.h"
 #include "models/transaction.h"
@@ -118,8 +119,8 @@ RankStats VectorCore::release_stats() {
   if (!keep_records_) {
     stats_.rounds.clear();
     stats_.sync.clear();
-    stats_.notify_records.clear();
-    stats_.wait_records.clear();
+    stats_.notify_links.clear();
+    stats_.wait_links.clear();
   }
   return std::move(stats_);
 }
@@ -159,8 +160,12 @@ int VectorCore::round_index() const {
 
 void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref) {
   const std::uint64_t now = sc_time_stamp().value();
-  if (keep_records_ && now > start_ps)
-    stats_.spans.push_back({kind, round_index(), ref, start_ps, now});
+  if (!keep_records_ || now <= start_ps) return;
+  if (ref >= CoreSpan::kRefLimit) {
+    throw std::length_error("more than " + std::to_string(CoreSpan::kRefLimit) +
+                            " operations of one kind on one rank: too many to record");
+  }
+  stats_.spans.emplace_back(kind, round_index(), ref, start_ps, now);
 }
 
 template <typename Record>
@@ -435,7 +440,6 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   record.row = row;
   record.col = col;
   record.value = value;
-  record.round = round_index();
   record.dropped = dropped != nullptr;
   record.start_ps = sc_time_stamp().value();
   double cycles = config_.notify_cycles;
@@ -454,8 +458,10 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   spend(clock_.cycles(cycles), &RoundRecord::barrier_ps);
   const auto ref = static_cast<std::uint32_t>(index);
   mark(CoreSpan::Kind::Notify, record.start_ps, ref);
-  record.issued_ps = record.end_ps = sc_time_stamp().value();
-  keep(stats_.notify_records, record);
+  const std::uint64_t issued_ps = sc_time_stamp().value();
+  record.end_ps = issued_ps;
+  keep(stats_.notify_links, NotifyLink{issued_ps, round_index()});
+  if (keep_sync_records_) stats_.notify_records.push_back(record);
   if (dropped != nullptr) return;
   tlm::tlm_generic_payload& trans = notify_trans_;
   notify_atomic_->kind =
@@ -478,8 +484,8 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   count_sync(SyncInstruction::Dsb, dsb);
   if (dsb == sc_core::SC_ZERO_TIME) return;
   spend(dsb, &RoundRecord::barrier_ps);
-  mark(CoreSpan::Kind::Notify, stats_.notify_records.back().issued_ps, ref);
-  stats_.notify_records.back().end_ps = sc_time_stamp().value();
+  mark(CoreSpan::Kind::Notify, issued_ps, ref);
+  if (keep_sync_records_) stats_.notify_records.back().end_ps = sc_time_stamp().value();
 }
 
 void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) {
@@ -516,15 +522,15 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   record.row = row;
   record.col = col;
   record.expected = expected;
-  record.round = round_index();
   record.start_ps = begin.value();
-  record.seen_ps = sc_time_stamp().value();
-  if (keep_records_) record.seen = gm_.read_cell(address);
+  WaitLink link;
+  link.seen_ps = sc_time_stamp().value();
+  if (keep_sync_records_) record.seen = gm_.read_cell(address);
   if (const GlobalMemory::CellWrite* write = keep_records_ ? gm_.last_write(address) : nullptr) {
-    record.blocked = write->landed_ps > record.start_ps;
-    record.released_by_rank = write->rank;
-    record.released_by_block = write->block;
-    record.released_by_notify = write->notify;
+    link.blocked = write->landed_ps > record.start_ps;
+    link.released_by_rank = write->rank;
+    link.released_by_block = write->block;
+    link.released_by_notify = write->notify;
     record.landed_ps = write->landed_ps;
   }
   // With a zero poll period the look answers at once, when the cell changed.
@@ -545,9 +551,9 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
       break;
   }
   record.end_ps = sc_time_stamp().value();
-  mark(CoreSpan::Kind::Wait, record.start_ps,
-       static_cast<std::uint32_t>(stats_.wait_records.size()));
-  keep(stats_.wait_records, record);
+  mark(CoreSpan::Kind::Wait, record.start_ps, static_cast<std::uint32_t>(stats_.wait_links.size()));
+  keep(stats_.wait_links, link);
+  if (keep_sync_records_) stats_.wait_records.push_back(record);
 }
 
 void VectorCore::attach_trace(TraceSink* sink, const std::string& scope) {

@@ -58,9 +58,13 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // The simulated time (ps) at which each schedule line's operation was issued.
   const std::vector<std::uint64_t>& schedule_ps() const { return schedule_ps_; }
   void record_schedule(bool on) { record_schedule_ = on; }
-  // Keeps every round's record and the dependency records (spans, notifies, waits); off, only
-  // the counts and the current round, which gathers the round's costs.
-  void keep_records(bool on) { keep_records_ = on; }
+  // Keeps every round's record and the dependency records (spans, notifies' and waits' links,
+  // with `sync_records` their full records too); off, only the counts and the current round,
+  // which gathers the round's costs.
+  void keep_records(bool on, bool sync_records) {
+    keep_records_ = on;
+    keep_sync_records_ = on && sync_records;
+  }
   // Publishes how far this rank has come (nullptr: nowhere).
   void report_progress(RunProgress* progress) { progress_ = progress; }
   // Keeps the faults aimed at this rank; the others are ignored.
@@ -155,6 +159,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   std::string failure_;
   bool record_schedule_ = false;
   bool keep_records_ = true;
+  bool keep_sync_records_ = false;
   int rounds_begun_ = 0;
   std::vector<std::string> schedule_;
   std::vector<std::uint64_t> schedule_ps_;

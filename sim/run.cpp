@@ -249,6 +249,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.faults = request.faults;
   options.record_schedule = request.record_schedule;
   options.keep_records = request.keep_records;
+  options.keep_sync_records = trace != nullptr;
   options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = whole_transfers;
   options.progress = &progress;
@@ -287,6 +288,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   std::uint64_t last_finish = 0;
   for (const BandwidthResource* resource : platform.resources())
     result.resources.push_back({resource->place(), resource->key()});
+  result.dma_setup_ps = platform.device(request.devices.front()).block_dma(0).setup_ps();
   for (int r = 0; r < problem.ranks; ++r) {
     Device& device = platform.device(request.devices[static_cast<std::size_t>(r)]);
     for (int b = 0; b < platform.blocks(); ++b) {

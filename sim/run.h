@@ -78,6 +78,7 @@ struct RunResult {
   double device_time_ns = 0;               // latest finish minus earliest start
   std::uint64_t device_time_ps = 0;        // the same, exact
   std::vector<ResourceInfo> resources;     // by id, as TransferLimit::resource refers to them
+  std::uint64_t dma_setup_ps = 0;          // every transfer's set-up (TransferRecord)
   std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations
   double wall_seconds = 0;
   bool whole_transfers = false;  // DMA transfers were timed as one step each

@@ -56,9 +56,9 @@ std::string phase_of(const RunResult& result, int rank, int round) {
 }
 
 // The limit after the tie rule (see describe_limit).
-TransferLimit effective_limit(const TransferRecord& t) {
+TransferLimit effective_limit(const RunResult& result, const TransferRecord& t) {
   const std::uint64_t streaming =
-      t.left_ps - t.start_ps - std::min(t.setup_ps, t.left_ps - t.start_ps);
+      t.left_ps - t.start_ps - std::min(result.dma_setup_ps, t.left_ps - t.start_ps);
   return t.held_ps * 100 < streaming ? TransferLimit{} : t.limit;
 }
 
@@ -79,7 +79,7 @@ std::string resource_text(const RunResult& result, const TransferLimit& limit) {
 // The same limit seen from any rank: the key and the kind of resource, not its place.
 std::string limit_class(const RunResult& result, const TransferRecord& t) {
   const std::string key = limit_key(result, t);
-  switch (effective_limit(t).kind) {
+  switch (effective_limit(result, t).kind) {
     case TransferLimit::Kind::QueueRate:
       return key + " (DMA queue rate)";
     case TransferLimit::Kind::ResourceRate:
@@ -359,14 +359,14 @@ std::string transfer_name(const TransferRecord& t) {
 }
 
 std::string limit_key(const RunResult& result, const TransferRecord& t) {
-  const TransferLimit limit = effective_limit(t);
+  const TransferLimit limit = effective_limit(result, t);
   if (limit.kind != TransferLimit::Kind::QueueRate)
     return result.resources.at(static_cast<std::size_t>(limit.resource)).key;
   return queue_key(t);
 }
 
 std::string describe_limit(const RunResult& result, const TransferRecord& t) {
-  const TransferLimit limit = effective_limit(t);
+  const TransferLimit limit = effective_limit(result, t);
   if (limit.kind == TransferLimit::Kind::QueueRate) return queue_key(t) + " on the DMA queue";
   return resource_text(result, limit);
 }
@@ -423,7 +423,7 @@ CriticalPath critical_path(const RunResult& result) {
     const std::uint64_t end = std::min(span.end_ps, t);
     add(Kind::Unattributed, span.round, end, t);
     t = span.start_ps;
-    switch (span.kind) {
+    switch (span.kind()) {
       case CoreSpan::Kind::Setup:
         add(Kind::Setup, span.round, span.start_ps, end);
         break;
@@ -432,7 +432,7 @@ CriticalPath critical_path(const RunResult& result) {
         const TransferRecord& x = s.transfer_records[span.ref];
         const std::uint64_t landed_from = x.finish_ps - x.latency_ps;
         const std::uint64_t held_from = landed_from - x.held_ps;
-        const std::uint64_t streaming_from = x.start_ps + x.setup_ps;
+        const std::uint64_t streaming_from = x.start_ps + result.dma_setup_ps;
         const std::pair<PathStep::Part, std::uint64_t> stretches[] = {
             {PathStep::Part::Latency, landed_from},
             {PathStep::Part::Held, held_from},
@@ -458,14 +458,14 @@ CriticalPath critical_path(const RunResult& result) {
         add(Kind::Notify, span.round, span.start_ps, end, static_cast<int>(span.ref));
         break;
       case CoreSpan::Kind::Wait: {
-        const WaitRecord& w = s.wait_records[span.ref];
+        const WaitLink& w = s.wait_links[span.ref];
         if (!w.blocked || w.released_by_rank < 0) {
           add(Kind::Wait, span.round, span.start_ps, end, static_cast<int>(span.ref));
           break;
         }
-        const NotifyRecord& n =
+        const NotifyLink& n =
             ranks[static_cast<std::size_t>(w.released_by_rank * blocks + w.released_by_block)]
-                .notify_records[w.released_by_notify];
+                .notify_links[w.released_by_notify];
         add(Kind::Wait, span.round, std::min(w.seen_ps, end), end, static_cast<int>(span.ref));
         if (std::min(w.seen_ps, end) > n.issued_ps) {
           PathStep step{Kind::PeerWait,

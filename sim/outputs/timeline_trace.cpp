@@ -161,7 +161,7 @@ std::string TimelineTrace::render(const RunResult& result) const {
   std::vector<std::vector<int>> flow_of_wait(result.ranks.size());
   for (std::size_t r = 0; r < result.ranks.size(); ++r) {
     const RankStats& s = result.ranks[r];
-    for (const WaitRecord& w : s.wait_records) {
+    for (const WaitLink& w : s.wait_links) {
       int id = -1;
       if (w.blocked && w.released_by_rank >= 0 && shown(s.device) &&
           shown(result.ranks[static_cast<std::size_t>(w.released_by_rank)].device)) {
@@ -191,11 +191,11 @@ std::string TimelineTrace::render(const RunResult& result) const {
                    "\"round\":" + std::to_string(round.round));
     }
     for (const CoreSpan& span : s.spans) {
-      if (span.kind == CoreSpan::Kind::Setup) {
+      if (span.kind() == CoreSpan::Kind::Setup) {
         events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "set-up", "core", "");
-      } else if (span.kind == CoreSpan::Kind::Reduce) {
+      } else if (span.kind() == CoreSpan::Kind::Reduce) {
         events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "reduce", "core", "");
-      } else if (span.kind == CoreSpan::Kind::Transfer) {
+      } else if (span.kind() == CoreSpan::Kind::Transfer) {
         events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "wait for DMA", "core",
                      "\"transfer\":" + std::to_string(span.ref));
       }
@@ -214,13 +214,14 @@ std::string TimelineTrace::render(const RunResult& result) const {
     }
     for (std::size_t w = 0; w < s.wait_records.size(); ++w) {
       const WaitRecord& wait = s.wait_records[w];
+      const WaitLink& link = s.wait_links[w];
       const int flow = flow_of_wait[r][w];
       std::string args = "\"cell\":" + quoted(signal_cell(wait.signal, wait.row, wait.col)) +
                          ",\"expected\":" + std::to_string(wait.expected) +
                          ",\"seen\":" + std::to_string(wait.seen) +
-                         ",\"blocked\":" + (wait.blocked ? "true" : "false");
-      if (wait.released_by_rank >= 0) {
-        args += ",\"released_by_rank\":" + std::to_string(wait.released_by_rank) +
+                         ",\"blocked\":" + (link.blocked ? "true" : "false");
+      if (link.released_by_rank >= 0) {
+        args += ",\"released_by_rank\":" + std::to_string(link.released_by_rank) +
                 ",\"landed_us\":" + us(to_ns(wait.landed_ps));
       }
       events.slice(pid, kCoreTid, wait.start_ps, wait.end_ps, "wait", "sync", args,
