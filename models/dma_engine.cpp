@@ -64,12 +64,16 @@ void DmaEngine::forget_landed() {
        t < records_.size() && issued_[t] != 0 && records_[t].finish_ps <= now; ++t) {
     ++landed;
   }
+  if (keep_records_) {
+    for (std::uint64_t t = records_.first(); t < records_.first() + landed; ++t)
+      landed_.push_back(records_[t]);
+  }
   records_.drop_front(landed);
   issued_.drop_front(landed);
 }
 
 std::uint64_t DmaEngine::submit(const Request& request) {
-  if (!keep_records_) forget_landed();
+  forget_landed();
   const std::uint64_t ticket = issued_.size();
   issued_.push_back(0);
   if (request.bytes > UINT32_MAX) {
@@ -98,6 +102,11 @@ std::uint64_t DmaEngine::submit(const Request& request) {
   pending_.push_back({ticket, request});
   work_.notify(sc_core::SC_ZERO_TIME);
   return ticket;
+}
+
+TransferLog DmaEngine::release_records() {
+  for (std::uint64_t t = records_.first(); t < records_.size(); ++t) landed_.push_back(records_[t]);
+  return std::move(landed_);
 }
 
 double DmaEngine::rate_bytes_per_ps(const Request& request) const {

@@ -71,11 +71,12 @@ class DmaEngine : public sc_core::sc_module {
   // A transfer's record, by ticket: the engine fills in when and how it ran, the submitter
   // (right after submit()) what it was for.
   TransferRecord& record(std::uint64_t ticket) { return records_[ticket]; }
-  // Keeps every transfer's record for the run's reports; off, a record is dropped once its
-  // transfer has landed, so memory stays flat however many transfers a run makes.
+  // Keeps every transfer's record for the run's reports (a landed transfer's packed into
+  // the log, see TransferLog); off, a record is dropped once its transfer has landed, so
+  // memory stays flat however many transfers a run makes.
   void keep_records(bool on) { keep_records_ = on; }
   // Hands every transfer's record over once the simulation has ended (records kept).
-  std::vector<TransferRecord> release_records() { return records_.release(); }
+  TransferLog release_records();
   // Blocks the calling thread until the transfer has completed.
   void wait_done(std::uint64_t ticket);
   // Blocks until the transfer's last burst has left its queue: its UB bytes have been read.
@@ -104,7 +105,7 @@ class DmaEngine : public sc_core::sc_module {
   // queue's thread waits until the last burst has left; submit() (a transfer timed whole,
   // starting now) only records the time.
   void execute(const Request& request, std::uint64_t ticket, bool queue_thread);
-  // Without kept records: drops the records at the front whose transfers have landed.
+  // Drops the records at the front whose transfers have landed (into landed_ when kept).
   void forget_landed();
   // The ticket's transfer has landed and its record was dropped.
   bool forgotten(std::uint64_t ticket) const { return ticket < records_.first(); }
@@ -130,6 +131,7 @@ class DmaEngine : public sc_core::sc_module {
   sc_core::sc_event work_;
   sc_core::sc_event scheduled_;        // a transfer's completion time became known
   TicketLog<TransferRecord> records_;  // finish_ps valid once issued
+  TransferLog landed_;                 // with kept records: those dropped from records_
   TicketLog<char> issued_;
   bool keep_records_ = true;
   // Per queue: free from this time on (a transfer reserved by submit()), and whether its

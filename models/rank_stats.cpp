@@ -1,5 +1,6 @@
 #include "models/rank_stats.h"
 
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -50,6 +51,69 @@ bool operator==(const PhaseName& phase, const char* name) {
 
 std::ostream& operator<<(std::ostream& out, const PhaseName& phase) {
   return out << phase.str();
+}
+
+namespace {
+
+// TransferLog::Packed::flags: the op in bits 0-1, misaligned in bit 2, the limit's kind in
+// bits 3-4, and whether the record is kept whole in bit 5.
+constexpr std::uint8_t kMisaligned = 1u << 2;
+constexpr int kLimitShift = 3;
+constexpr std::uint8_t kWhole = 1u << 5;
+
+bool fits(std::uint64_t value) {
+  return value <= UINT32_MAX;
+}
+
+}  // namespace
+
+void TransferLog::push_back(const TransferRecord& r) {
+  Packed p{};
+  p.submit_ps = r.submit_ps;
+  const bool ordered =
+      r.start_ps >= r.submit_ps && r.left_ps >= r.start_ps && r.finish_ps >= r.left_ps;
+  if (ordered && fits(r.start_ps - r.submit_ps) && fits(r.left_ps - r.start_ps) &&
+      fits(r.finish_ps - r.left_ps) && fits(r.held_ps) && fits(r.latency_ps)) {
+    p.queued_ps = static_cast<std::uint32_t>(r.start_ps - r.submit_ps);
+    p.streamed_ps = static_cast<std::uint32_t>(r.left_ps - r.start_ps);
+    p.landed_ps = static_cast<std::uint32_t>(r.finish_ps - r.left_ps);
+    p.held_ps = static_cast<std::uint32_t>(r.held_ps);
+    p.latency_ps = static_cast<std::uint32_t>(r.latency_ps);
+    p.bytes = r.bytes;
+    p.peer = r.peer;
+    p.round = r.round;
+    p.resource = r.limit.resource;
+    p.queue = r.queue;
+    p.flags =
+        static_cast<std::uint8_t>(static_cast<unsigned>(r.op) | (r.misaligned ? kMisaligned : 0) |
+                                  static_cast<unsigned>(r.limit.kind) << kLimitShift);
+  } else {
+    p.queued_ps = static_cast<std::uint32_t>(whole_.size());
+    p.flags = kWhole;
+    whole_.push_back(r);
+  }
+  packed_.push_back(p);
+}
+
+TransferRecord TransferLog::operator[](std::size_t ticket) const {
+  const Packed& p = packed_[ticket];
+  if ((p.flags & kWhole) != 0) return whole_[p.queued_ps];
+  TransferRecord r;
+  r.submit_ps = p.submit_ps;
+  r.start_ps = p.submit_ps + p.queued_ps;
+  r.left_ps = r.start_ps + p.streamed_ps;
+  r.finish_ps = r.left_ps + p.landed_ps;
+  r.held_ps = p.held_ps;
+  r.latency_ps = p.latency_ps;
+  r.bytes = p.bytes;
+  r.peer = p.peer;
+  r.round = p.round;
+  r.queue = p.queue;
+  r.op = static_cast<TransferRecord::Op>(p.flags & 3u);
+  r.misaligned = (p.flags & kMisaligned) != 0;
+  r.limit.kind = static_cast<TransferLimit::Kind>((p.flags >> kLimitShift) & 3u);
+  r.limit.resource = p.resource;
+  return r;
 }
 
 }  // namespace ars

@@ -93,6 +93,52 @@ struct TransferRecord {
   TransferLimit limit;      // QueueRate when nothing held the last burst
 };
 
+// A rank's transfer records by ticket, packed to 48 bytes each (a run may keep millions): the
+// times as 32-bit offsets from the submit time and the small fields in one byte. A record
+// whose offsets do not fit is kept whole beside them, so every record reads back exactly.
+class TransferLog {
+ public:
+  void push_back(const TransferRecord& record);
+  TransferRecord operator[](std::size_t ticket) const;
+  std::size_t size() const { return packed_.size(); }
+  bool empty() const { return packed_.empty(); }
+
+  class const_iterator {
+   public:
+    const_iterator(const TransferLog& log, std::size_t index) : log_(&log), index_(index) {}
+    TransferRecord operator*() const { return (*log_)[index_]; }
+    const_iterator& operator++() {
+      ++index_;
+      return *this;
+    }
+    bool operator!=(const const_iterator& other) const { return index_ != other.index_; }
+
+   private:
+    const TransferLog* log_;
+    std::size_t index_;
+  };
+  const_iterator begin() const { return {*this, 0}; }
+  const_iterator end() const { return {*this, size()}; }
+
+ private:
+  struct Packed {
+    std::uint64_t submit_ps;
+    std::uint32_t queued_ps;    // start - submit; with `kWhole`, the index in whole_
+    std::uint32_t streamed_ps;  // left - start
+    std::uint32_t landed_ps;    // finish - left
+    std::uint32_t held_ps;
+    std::uint32_t latency_ps;
+    std::uint32_t bytes;
+    std::int32_t peer;
+    std::int32_t round;
+    std::int32_t resource;
+    std::int16_t queue;
+    std::uint8_t flags;  // op, misaligned, limit kind, kWhole
+  };
+  std::vector<Packed> packed_;
+  std::vector<TransferRecord> whole_;
+};
+
 // What the critical path needs of a notify; kept for every notify (with records).
 struct NotifyLink {
   std::uint64_t issued_ps = 0;  // the write left the core
@@ -174,9 +220,9 @@ struct RankStats {
   // (the outputs show them only then).
   std::vector<RoundSync> sync;
   std::vector<CoreSpan> spans;
-  std::vector<TransferRecord> transfer_records;  // by DMA ticket
-  std::vector<NotifyLink> notify_links;          // by notify index
-  std::vector<WaitLink> wait_links;              // by wait index
+  TransferLog transfer_records;          // by DMA ticket
+  std::vector<NotifyLink> notify_links;  // by notify index
+  std::vector<WaitLink> wait_links;      // by wait index
   // Index for index with the links, kept only for the timeline trace.
   std::vector<NotifyRecord> notify_records;
   std::vector<WaitRecord> wait_records;

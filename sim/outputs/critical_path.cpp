@@ -158,7 +158,7 @@ PathSummary summarise(const RunResult& result, const CriticalPath& path) {
       ++share.count;
     }
     if (step.kind == Kind::Transfer) {
-      const TransferRecord& t = transfer_of(result, step);
+      const TransferRecord t = transfer_of(result, step);
       const std::string key =
           step.part == PathStep::Part::Streaming ? queue_key(t)
           : step.part == PathStep::Part::Held
@@ -267,7 +267,7 @@ struct RoundLimits {
 std::vector<RoundLimits> round_limits(const RunResult& result) {
   std::map<int, RoundLimits> rounds;
   for (const RankStats& s : units(result)) {
-    for (const TransferRecord& t : s.transfer_records) {
+    for (const TransferRecord t : s.transfer_records) {
       auto [entry, fresh] = rounds.try_emplace(t.round, RoundLimits{t.round, "", 0, {}});
       if (fresh) entry->second.phase = phase_of(result, s.rank, t.round);
       ++entry->second.transfers;
@@ -291,7 +291,7 @@ std::string step_detail(const RunResult& result, const PathStep& step) {
   const RankStats& s = unit(result, step.rank, step.block);
   switch (step.kind) {
     case Kind::Transfer: {
-      const TransferRecord& t = s.transfer_records[static_cast<std::size_t>(step.ref)];
+      const TransferRecord t = s.transfer_records[static_cast<std::size_t>(step.ref)];
       return transfer_name(t) + ", " + std::to_string(t.bytes) + " B, bound by " +
              describe_limit(result, t);
     }
@@ -371,7 +371,7 @@ std::string describe_limit(const RunResult& result, const TransferRecord& t) {
   return resource_text(result, limit);
 }
 
-const TransferRecord& transfer_of(const RunResult& result, const PathStep& step) {
+TransferRecord transfer_of(const RunResult& result, const PathStep& step) {
   return unit(result, step.rank, step.block).transfer_records[static_cast<std::size_t>(step.ref)];
 }
 
@@ -429,7 +429,7 @@ CriticalPath critical_path(const RunResult& result) {
         break;
       case CoreSpan::Kind::Transfer: {
         // The transfer's life, latest stretch first: latency, held, streaming, set-up, queue.
-        const TransferRecord& x = s.transfer_records[span.ref];
+        const TransferRecord x = s.transfer_records[span.ref];
         const std::uint64_t landed_from = x.finish_ps - x.latency_ps;
         const std::uint64_t held_from = landed_from - x.held_ps;
         const std::uint64_t streaming_from = x.start_ps + result.dma_setup_ps;
@@ -630,7 +630,7 @@ void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {
       if (blocks_per_rank(result) > 1) s["peer_block"] = step.peer_block;
     }
     if (step.kind == Kind::Transfer) {
-      const TransferRecord& t = transfer_of(result, step);
+      const TransferRecord t = transfer_of(result, step);
       s["part"] = to_string(step.part);
       s["limit"] = describe_limit(result, t);
     }

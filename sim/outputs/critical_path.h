@@ -55,7 +55,7 @@ struct CriticalPath {
 // Empty (no steps) unless the run completed.
 CriticalPath critical_path(const RunResult& result);
 // The transfer a Transfer step covers, from its rank's (or block's) records.
-const TransferRecord& transfer_of(const RunResult& result, const PathStep& step);
+TransferRecord transfer_of(const RunResult& result, const PathStep& step);
 
 // What bound a transfer, e.g. "dma.remote_bytes_per_cycle on the DMA queue",
 // "dev0.link_to_1 (link.bandwidth_GBps)", "queued behind another flow on dev0.link_to_1".

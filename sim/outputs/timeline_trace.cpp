@@ -229,7 +229,7 @@ std::string TimelineTrace::render(const RunResult& result) const {
     }
     std::vector<bool> queue_named;
     for (std::size_t t = 0; t < s.transfer_records.size(); ++t) {
-      const TransferRecord& transfer = s.transfer_records[t];
+      const TransferRecord transfer = s.transfer_records[t];
       if (transfer.queue < 0) continue;  // never started
       const int tid = kQueueTid + transfer.queue;
       if (queue_named.size() <= static_cast<std::size_t>(transfer.queue))
