@@ -216,6 +216,9 @@ struct RankStats {
   std::uint64_t finish_ps = 0;
   bool finished = false;
   std::vector<RoundRecord> rounds;
+  // Instead of `rounds`, when the outputs show no round of this rank but its phases (the full
+  // report's table shows the first ranks, its critical path every rank's phase names).
+  std::vector<PhaseName> round_phases;
   // Each round's synchronisation instructions, by round; kept only with a codegen profile
   // (the outputs show them only then).
   std::vector<RoundSync> sync;
@@ -226,6 +229,12 @@ struct RankStats {
   // Index for index with the links, kept only for the timeline trace.
   std::vector<NotifyRecord> notify_records;
   std::vector<WaitRecord> wait_records;
+
+  // The rounds begun, and the phase of one, from whichever of the two the rank keeps.
+  std::size_t round_count() const { return rounds.empty() ? round_phases.size() : rounds.size(); }
+  const std::string& phase(std::size_t round) const {
+    return rounds.empty() ? round_phases[round].str() : rounds[round].phase.str();
+  }
 };
 
 // Where a rank is stuck when the simulation can go no further.

@@ -116,9 +116,11 @@ void VectorCore::run() {
 }
 
 RankStats VectorCore::release_stats() {
-  if (!keep_records_) {
+  if (!kept_.records || !kept_.rounds) {
     stats_.rounds.clear();
     stats_.sync.clear();
+  }
+  if (!kept_.records) {
     stats_.notify_links.clear();
     stats_.wait_links.clear();
   }
@@ -136,10 +138,11 @@ void VectorCore::begin_round(const char* phase) {
   next.phase = phase;
   next.start_ps = sc_time_stamp().value();
   if (progress_ != nullptr) progress_->reached(next.start_ps);
-  if (!keep_records_) {
+  if (!kept_.records || !kept_.rounds) {
     stats_.rounds.clear();
     stats_.sync.clear();
   }
+  if (kept_.records && !kept_.rounds) stats_.round_phases.push_back(next.phase);
   stats_.rounds.push_back(next);
   if (!config_.codegen.name.empty()) stats_.sync.emplace_back();
   if (record_schedule_) log("round index=" + std::to_string(next.round) + " phase=" + phase);
@@ -160,7 +163,7 @@ int VectorCore::round_index() const {
 
 void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref) {
   const std::uint64_t now = sc_time_stamp().value();
-  if (!keep_records_ || now <= start_ps) return;
+  if (!kept_.records || now <= start_ps) return;
   if (ref >= CoreSpan::kRefLimit) {
     throw std::length_error("more than " + std::to_string(CoreSpan::kRefLimit) +
                             " operations of one kind on one rank: too many to record");
@@ -170,7 +173,7 @@ void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t
 
 template <typename Record>
 void VectorCore::keep(std::vector<Record>& records, const Record& record) {
-  if (!keep_records_) records.clear();
+  if (!kept_.records) records.clear();
   records.push_back(record);
 }
 
@@ -461,7 +464,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   const std::uint64_t issued_ps = sc_time_stamp().value();
   record.end_ps = issued_ps;
   keep(stats_.notify_links, NotifyLink{issued_ps, round_index()});
-  if (keep_sync_records_) stats_.notify_records.push_back(record);
+  if (kept_.sync_records) stats_.notify_records.push_back(record);
   if (dropped != nullptr) return;
   tlm::tlm_generic_payload& trans = notify_trans_;
   notify_atomic_->kind =
@@ -485,7 +488,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   if (dsb == sc_core::SC_ZERO_TIME) return;
   spend(dsb, &RoundRecord::barrier_ps);
   mark(CoreSpan::Kind::Notify, issued_ps, ref);
-  if (keep_sync_records_) stats_.notify_records.back().end_ps = sc_time_stamp().value();
+  if (kept_.sync_records) stats_.notify_records.back().end_ps = sc_time_stamp().value();
 }
 
 void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) {
@@ -525,8 +528,8 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   record.start_ps = begin.value();
   WaitLink link;
   link.seen_ps = sc_time_stamp().value();
-  if (keep_sync_records_) record.seen = gm_.read_cell(address);
-  if (const GlobalMemory::CellWrite* write = keep_records_ ? gm_.last_write(address) : nullptr) {
+  if (kept_.sync_records) record.seen = gm_.read_cell(address);
+  if (const GlobalMemory::CellWrite* write = kept_.records ? gm_.last_write(address) : nullptr) {
     link.blocked = write->landed_ps > record.start_ps;
     link.released_by_rank = write->rank;
     link.released_by_block = write->block;
@@ -553,7 +556,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   record.end_ps = sc_time_stamp().value();
   mark(CoreSpan::Kind::Wait, record.start_ps, static_cast<std::uint32_t>(stats_.wait_links.size()));
   keep(stats_.wait_links, link);
-  if (keep_sync_records_) stats_.wait_records.push_back(record);
+  if (kept_.sync_records) stats_.wait_records.push_back(record);
 }
 
 void VectorCore::attach_trace(TraceSink* sink, const std::string& scope) {

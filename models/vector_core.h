@@ -58,13 +58,14 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // The simulated time (ps) at which each schedule line's operation was issued.
   const std::vector<std::uint64_t>& schedule_ps() const { return schedule_ps_; }
   void record_schedule(bool on) { record_schedule_ = on; }
-  // Keeps every round's record and the dependency records (spans, notifies' and waits' links,
-  // with `sync_records` their full records too); off, only the counts and the current round,
-  // which gathers the round's costs.
-  void keep_records(bool on, bool sync_records) {
-    keep_records_ = on;
-    keep_sync_records_ = on && sync_records;
-  }
+  // What the core keeps beyond its counts and the round in progress (which gathers the
+  // round's costs).
+  struct KeptRecords {
+    bool records = true;  // every round's record and the dependency records (spans, links)
+    bool rounds = true;   // with `records`: every round's record; off, only every round's phase
+    bool sync_records = false;  // with `records`: every notify's and wait's full record too
+  };
+  void keep_records(const KeptRecords& kept) { kept_ = kept; }
   // Publishes how far this rank has come (nullptr: nowhere).
   void report_progress(RunProgress* progress) { progress_ = progress; }
   // Keeps the faults aimed at this rank; the others are ignored.
@@ -158,8 +159,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   BlockedWait blocked_;
   std::string failure_;
   bool record_schedule_ = false;
-  bool keep_records_ = true;
-  bool keep_sync_records_ = false;
+  KeptRecords kept_;
   int rounds_begun_ = 0;
   std::vector<std::string> schedule_;
   std::vector<std::uint64_t> schedule_ps_;

@@ -392,6 +392,11 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   // them keeps none, whatever its length.
   request.keep_records = !request.quiet || command.report.explain || !command.json_path.empty() ||
                          !request.trace_path.empty();
+  // The text report's round table shows the first ranks only; the JSON, the timeline and the
+  // codegen's sync table show every rank's rounds.
+  if (command.report.ranks_shown > 0 && command.json_path.empty() && request.trace_path.empty() &&
+      request.platform.codegen.name.empty())
+    request.round_records_owners = command.report.ranks_shown;
   for (const auto& [key, value] : vm) {
     if (!value.defaulted() && platform_keys.find_nothrow(key, false) != nullptr)
       request.overridden_keys.push_back(key);

@@ -76,6 +76,7 @@ RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
     sum.start_ps = std::min(sum.start_ps, b.start_ps);
     if (b.finish_ps >= sum.finish_ps) {
       sum.rounds = b.rounds;
+      sum.round_phases = b.round_phases;
       sum.sync = b.sync;
     }
     sum.finish_ps = std::max(sum.finish_ps, b.finish_ps);
@@ -250,6 +251,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.record_schedule = request.record_schedule;
   options.keep_records = request.keep_records;
   options.keep_sync_records = trace != nullptr;
+  options.round_records_owners = request.round_records_owners;
   options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = whole_transfers;
   options.progress = &progress;

@@ -1,5 +1,6 @@
 // The same command gives byte-identical JSON, VCD, GTKWave save file and schedule dumps, for every
 // registered kernel (the registry is read when the test runs, so kernels added later are covered).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -98,8 +99,68 @@ TEST(Determinism, RecordsNotKeptLeaveOnlyCounts) {
     EXPECT_TRUE(s.rounds.empty());
     EXPECT_TRUE(s.spans.empty());
     EXPECT_TRUE(s.transfer_records.empty());
+    EXPECT_TRUE(s.notify_links.empty());
+    EXPECT_TRUE(s.wait_links.empty());
     EXPECT_TRUE(s.notify_records.empty());
     EXPECT_TRUE(s.wait_records.empty());
+  }
+}
+
+// Round records kept for the first owners only: the others keep their phases, and every rank
+// its dependency links; the full notify and wait records only with a timeline.
+TEST(Determinism, RoundRecordsFoldedToPhasesBeyondTheShownRanks) {
+  RunRequest request = test::request_for({"ring", ReduceOp::Sum, DType::FP32, 4, 4096});
+  request.round_records_owners = 2;
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.completed) << result.failure;
+  EXPECT_TRUE(result.correct);
+  // stage-in, 3 reduce-scatter and 3 all-gather rounds (2(P-1) = 6), stage-out.
+  const std::vector<std::string> phases = {"stage-in", "RS", "RS", "RS",
+                                           "AG",       "AG", "AG", "stage-out"};
+  for (const RankStats& s : result.ranks) {
+    SCOPED_TRACE(s.rank);
+    EXPECT_EQ(s.rounds.size(), s.rank < 2 ? 8u : 0u);
+    EXPECT_EQ(s.round_phases.size(), s.rank < 2 ? 0u : 8u);
+    ASSERT_EQ(s.round_count(), 8u);
+    for (std::size_t i = 0; i < phases.size(); ++i) EXPECT_EQ(s.phase(i), phases[i]);
+    EXPECT_EQ(s.notify_links.size(), 6u);
+    EXPECT_EQ(s.wait_links.size(), 6u);
+    EXPECT_TRUE(s.notify_records.empty());
+    EXPECT_TRUE(s.wait_records.empty());
+  }
+}
+
+// The full report with round records folded (only the shown ranks' kept) prints what it
+// prints with every round kept (as --json keeps them), on ranks and on blocks.
+TEST(Determinism, FoldedRoundRecordsPrintTheSameReport) {
+  const std::vector<std::vector<std::string>> runs = {
+      {"-p", "switch16", "-d", "all", "-k", "ring", "--size", "64KiB"},
+      {"-p", "a2a3-910b2", "-d", "0-3", "-k", "host_mesh", "--core-num", "4", "--size", "64KiB"},
+  };
+  // Everything but the wall time.
+  const auto report = [](const std::string& out) {
+    std::string kept;
+    std::size_t from = 0;
+    while (from < out.size()) {
+      const std::size_t to = std::min(out.find('\n', from), out.size());
+      if (out.compare(from, 11, "simulation:") != 0) kept += out.substr(from, to + 1 - from);
+      from = to + 1;
+    }
+    return kept;
+  };
+  for (const std::vector<std::string>& run : runs) {
+    SCOPED_TRACE(run[1]);
+    ScratchDir dir;
+    std::vector<std::string> args = run;
+    args.push_back("--explain");
+    const test::ProcessResult folded = test::run_binary(args);
+    args.insert(args.end(), {"--json", dir / "run.json"});
+    const test::ProcessResult kept = test::run_binary(args);
+    EXPECT_EQ(folded.exit_code, 0) << folded.err;
+    EXPECT_EQ(kept.exit_code, 0) << kept.err;
+    EXPECT_NE(folded.out.find(" of 16 shown;"), std::string::npos);
+    EXPECT_NE(folded.out.find("critical path, step by step"), std::string::npos);
+    EXPECT_EQ(report(folded.out), report(kept.out));
   }
 }
 

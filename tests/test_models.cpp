@@ -11,6 +11,7 @@
 #include "kernels/api.h"
 #include "models/fabric.h"
 #include "models/platform.h"
+#include "models/rank_stats.h"
 
 namespace ars {
 namespace {
@@ -543,6 +544,47 @@ TEST(Superpod, FlowAcrossNodesPaysTheSecondTier) {
             kSetupPs + kNicPs + 900 * 1000 + kGmWritePs);
   EXPECT_EQ(link_names(Fabric(superpod_config()), 0, 2),
             (std::vector<std::string>{"dev0.ub_up", "node1.down_to_dev2"}));
+}
+
+// The packed transfer log reads back every field exactly, also for a record whose offsets do
+// not fit in 32 bits (kept whole) and one whose times are out of order (never started).
+TEST(TransferLog, ReadsBackEveryRecordExactly) {
+  TransferRecord near;
+  near.submit_ps = 7'000'000'000'000;  // 7 s: beyond 32 bits itself
+  near.start_ps = near.submit_ps + 1'000;
+  near.left_ps = near.start_ps + 4'294'967'295;  // the largest offset that fits
+  near.finish_ps = near.left_ps + 3'000;
+  near.held_ps = 250;
+  near.latency_ps = 1'500'000;
+  near.bytes = 196'608;
+  near.peer = 1023;
+  near.round = 2045;
+  near.queue = 1023;
+  near.op = TransferRecord::Op::RemoteStore;
+  near.misaligned = true;
+  near.limit = {TransferLimit::Kind::QueuedBehindFlow, 70'000};
+  TransferRecord far = near;
+  far.finish_ps = far.left_ps + 4'294'967'296;  // landing 4.3 ms after leaving: kept whole
+  far.op = TransferRecord::Op::Load;
+  TransferRecord unstarted;
+  unstarted.submit_ps = 5'000;  // start_ps 0: never taken by a queue
+  TransferLog log;
+  for (const TransferRecord& r : {near, far, unstarted, near}) log.push_back(r);
+  ASSERT_EQ(log.size(), 4u);
+  const auto same = [](const TransferRecord& a, const TransferRecord& b) {
+    return a.submit_ps == b.submit_ps && a.start_ps == b.start_ps && a.left_ps == b.left_ps &&
+           a.finish_ps == b.finish_ps && a.held_ps == b.held_ps && a.latency_ps == b.latency_ps &&
+           a.bytes == b.bytes && a.peer == b.peer && a.round == b.round && a.queue == b.queue &&
+           a.op == b.op && a.misaligned == b.misaligned && a.limit.kind == b.limit.kind &&
+           a.limit.resource == b.limit.resource;
+  };
+  EXPECT_TRUE(same(log[0], near));
+  EXPECT_TRUE(same(log[1], far));
+  EXPECT_TRUE(same(log[2], unstarted));
+  EXPECT_TRUE(same(log[3], near));
+  std::size_t visited = 0;
+  for (const TransferRecord& r : log) visited += r.peer == 1023 ? 1 : 0;
+  EXPECT_EQ(visited, 3u);
 }
 
 }  // namespace

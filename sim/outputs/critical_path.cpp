@@ -49,9 +49,9 @@ std::string who(const RunResult& result, int rank, int block) {
 }
 
 std::string phase_of(const RunResult& result, int rank, int round) {
-  const auto& rounds = result.ranks[static_cast<std::size_t>(rank)].rounds;
-  return round >= 0 && round < static_cast<int>(rounds.size())
-             ? rounds[static_cast<std::size_t>(round)].phase.str()
+  const RankStats& s = result.ranks[static_cast<std::size_t>(rank)];
+  return round >= 0 && static_cast<std::size_t>(round) < s.round_count()
+             ? s.phase(static_cast<std::size_t>(round))
              : "launch";
 }
 

@@ -104,7 +104,8 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
   const std::vector<RankStats>& owners = round_owners(result);
   std::size_t phase_width = std::string("phase").size();
   for (const RankStats& s : owners) {
-    for (const RoundRecord& r : s.rounds) phase_width = std::max(phase_width, r.phase.size());
+    for (std::size_t i = 0; i < s.round_count(); ++i)
+      phase_width = std::max(phase_width, s.phase(i).size());
   }
   const std::size_t shown =
       options.ranks_shown > 0
