@@ -1,10 +1,13 @@
 #include "models/rank_stats.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <ostream>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace ars {
@@ -93,6 +96,39 @@ void TransferLog::push_back(const TransferRecord& r) {
     whole_.push_back(r);
   }
   packed_.push_back(p);
+}
+
+void SpanLog::push_back(const CoreSpan& span) {
+  if (span.ref >= kRefLimit) {
+    throw std::length_error("more than " + std::to_string(kRefLimit) +
+                            " operations of one kind on one rank: too many to record");
+  }
+  if (rounds_.empty() || rounds_.back().round != span.round)
+    rounds_.push_back({size(), span.round});
+  const std::uint64_t length = span.end_ps - span.start_ps;
+  if (length >= kLong) long_.emplace_back(size(), span.end_ps);
+  packed_.push_back({span.start_ps, length >= kLong ? kLong : static_cast<std::uint32_t>(length),
+                     span.ref << 3 | static_cast<std::uint32_t>(span.kind)});
+}
+
+CoreSpan SpanLog::operator[](std::size_t index) const {
+  const Packed& p = packed_[index];
+  CoreSpan span;
+  span.kind = static_cast<CoreSpan::Kind>(p.ref_and_kind & 7u);
+  span.ref = p.ref_and_kind >> 3;
+  span.start_ps = p.start_ps;
+  if (p.length_ps == kLong) {
+    span.end_ps =
+        std::lower_bound(long_.begin(), long_.end(), std::make_pair(index, std::uint64_t{0}))
+            ->second;
+  } else {
+    span.end_ps = p.start_ps + p.length_ps;
+  }
+  span.round =
+      std::prev(std::upper_bound(rounds_.begin(), rounds_.end(), index,
+                                 [](std::size_t i, const Change& c) { return i < c.first; }))
+          ->round;
+  return span;
 }
 
 TransferRecord TransferLog::operator[](std::size_t ticket) const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ars {
@@ -179,25 +180,59 @@ struct WaitRecord {
 };
 
 // A stretch of a rank's core time; the spans of a rank tile [start_ps, finish_ps] exactly.
-// The kind shares a word with the reference: a run keeps millions of spans.
 struct CoreSpan {
   enum class Kind : std::uint8_t { Setup, Transfer, Reduce, Notify, Wait };
-  static constexpr std::uint32_t kRefLimit = 1u << 29;  // references below this fit
-  CoreSpan(Kind kind, int round, std::uint32_t ref, std::uint64_t start_ps, std::uint64_t end_ps)
-      : start_ps(start_ps),
-        end_ps(end_ps),
-        round(round),
-        ref(ref),
-        kind_(static_cast<std::uint32_t>(kind)) {}
-  Kind kind() const { return static_cast<Kind>(kind_); }
+  Kind kind = Kind::Setup;
+  int round = -1;
+  std::uint32_t ref = 0;  // Transfer: its index; Notify, Wait: the index of its record
+  std::uint64_t start_ps = 0;
+  std::uint64_t end_ps = 0;
+};
 
-  std::uint64_t start_ps;
-  std::uint64_t end_ps;
-  int round;
-  std::uint32_t ref : 29;  // Transfer: its index; Notify, Wait: the index of its record
+// A rank's spans in the order they ended, packed to 16 bytes each (a run may keep millions):
+// the length as a 32-bit offset from the start (a longer span's end kept beside them), the
+// kind and reference in one word, and the round only where it changes. Reads back exactly.
+class SpanLog {
+ public:
+  static constexpr std::uint32_t kRefLimit = 1u << 29;  // references below this fit
+  // Throws std::length_error for a reference of kRefLimit or more.
+  void push_back(const CoreSpan& span);
+  CoreSpan operator[](std::size_t index) const;
+  std::size_t size() const { return packed_.size(); }
+  bool empty() const { return packed_.empty(); }
+  CoreSpan back() const { return (*this)[size() - 1]; }
+
+  class const_iterator {
+   public:
+    const_iterator(const SpanLog& log, std::size_t index) : log_(&log), index_(index) {}
+    CoreSpan operator*() const { return (*log_)[index_]; }
+    const_iterator& operator++() {
+      ++index_;
+      return *this;
+    }
+    bool operator!=(const const_iterator& other) const { return index_ != other.index_; }
+
+   private:
+    const SpanLog* log_;
+    std::size_t index_;
+  };
+  const_iterator begin() const { return {*this, 0}; }
+  const_iterator end() const { return {*this, size()}; }
 
  private:
-  std::uint32_t kind_ : 3;
+  struct Packed {
+    std::uint64_t start_ps;
+    std::uint32_t length_ps;     // end - start; kLong: the end is in long_
+    std::uint32_t ref_and_kind;  // the reference times 8, plus the kind
+  };
+  static constexpr std::uint32_t kLong = UINT32_MAX;
+  struct Change {
+    std::size_t first;  // the first span of this round
+    int round;
+  };
+  std::vector<Packed> packed_;
+  std::vector<std::pair<std::size_t, std::uint64_t>> long_;  // (index, end), by index
+  std::vector<Change> rounds_;                               // by first span
 };
 
 struct RankStats {
@@ -222,7 +257,7 @@ struct RankStats {
   // Each round's synchronisation instructions, by round; kept only with a codegen profile
   // (the outputs show them only then).
   std::vector<RoundSync> sync;
-  std::vector<CoreSpan> spans;
+  SpanLog spans;
   TransferLog transfer_records;          // by DMA ticket
   std::vector<NotifyLink> notify_links;  // by notify index
   std::vector<WaitLink> wait_links;      // by wait index

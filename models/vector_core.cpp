@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
-#include <stdexcept>
 
 #include "kernels/elementwise.h"
 #include "models/transaction.h"
@@ -163,12 +162,8 @@ int VectorCore::round_index() const {
 
 void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref) {
   const std::uint64_t now = sc_time_stamp().value();
-  if (!kept_.records || now <= start_ps) return;
-  if (ref >= CoreSpan::kRefLimit) {
-    throw std::length_error("more than " + std::to_string(CoreSpan::kRefLimit) +
-                            " operations of one kind on one rank: too many to record");
-  }
-  stats_.spans.emplace_back(kind, round_index(), ref, start_ps, now);
+  if (kept_.records && now > start_ps)
+    stats_.spans.push_back({kind, round_index(), ref, start_ps, now});
 }
 
 template <typename Record>

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include <systemc>
@@ -544,6 +545,34 @@ TEST(Superpod, FlowAcrossNodesPaysTheSecondTier) {
             kSetupPs + kNicPs + 900 * 1000 + kGmWritePs);
   EXPECT_EQ(link_names(Fabric(superpod_config()), 0, 2),
             (std::vector<std::string>{"dev0.ub_up", "node1.down_to_dev2"}));
+}
+
+// The packed span log reads back every span exactly: kind, reference, round (kept only where
+// it changes), start and end, also for a span longer than 32 bits of picoseconds.
+TEST(SpanLog, ReadsBackEverySpanExactly) {
+  using Kind = CoreSpan::Kind;
+  const std::vector<CoreSpan> spans = {
+      {Kind::Setup, -1, 0, 0, 500},
+      {Kind::Transfer, 0, 536'870'911, 500, 4'295'000'000},  // the largest reference
+      {Kind::Wait, 0, 3, 4'295'000'000, 12'000'000'000},     // 7.7 ms: its end kept apart
+      {Kind::Reduce, 2, 1, 12'000'000'000, 12'000'000'001},  // round 1 had no span
+      {Kind::Notify, 2, 9, 12'000'000'001, 12'000'004'000},
+  };
+  SpanLog log;
+  for (const CoreSpan& span : spans) log.push_back(span);
+  ASSERT_EQ(log.size(), spans.size());
+  std::size_t i = 0;
+  for (const CoreSpan span : log) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(span.kind, spans[i].kind);
+    EXPECT_EQ(span.round, spans[i].round);
+    EXPECT_EQ(span.ref, spans[i].ref);
+    EXPECT_EQ(span.start_ps, spans[i].start_ps);
+    EXPECT_EQ(span.end_ps, spans[i].end_ps);
+    ++i;
+  }
+  EXPECT_EQ(log.back().end_ps, 12'000'004'000u);
+  EXPECT_THROW(log.push_back({Kind::Reduce, 2, SpanLog::kRefLimit, 0, 1}), std::length_error);
 }
 
 // The packed transfer log reads back every field exactly, also for a record whose offsets do

@@ -419,11 +419,11 @@ CriticalPath critical_path(const RunResult& result) {
       add(Kind::LaunchOffset, -1, first_start, s.start_ps);
       break;
     }
-    const CoreSpan& span = s.spans[--i];
+    const CoreSpan span = s.spans[--i];
     const std::uint64_t end = std::min(span.end_ps, t);
     add(Kind::Unattributed, span.round, end, t);
     t = span.start_ps;
-    switch (span.kind()) {
+    switch (span.kind) {
       case CoreSpan::Kind::Setup:
         add(Kind::Setup, span.round, span.start_ps, end);
         break;

@@ -190,12 +190,12 @@ std::string TimelineTrace::render(const RunResult& result) const {
       events.slice(pid, kCoreTid, round.start_ps, round_end, round.phase, "round",
                    "\"round\":" + std::to_string(round.round));
     }
-    for (const CoreSpan& span : s.spans) {
-      if (span.kind() == CoreSpan::Kind::Setup) {
+    for (const CoreSpan span : s.spans) {
+      if (span.kind == CoreSpan::Kind::Setup) {
         events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "set-up", "core", "");
-      } else if (span.kind() == CoreSpan::Kind::Reduce) {
+      } else if (span.kind == CoreSpan::Kind::Reduce) {
         events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "reduce", "core", "");
-      } else if (span.kind() == CoreSpan::Kind::Transfer) {
+      } else if (span.kind == CoreSpan::Kind::Transfer) {
         events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "wait for DMA", "core",
                      "\"transfer\":" + std::to_string(span.ref));
       }
