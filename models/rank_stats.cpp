@@ -8,6 +8,7 @@
 #include <mutex>
 #include <ostream>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 namespace ars {
@@ -58,11 +59,10 @@ std::ostream& operator<<(std::ostream& out, const PhaseName& phase) {
 
 namespace {
 
-// TransferLog::Packed::flags: the op in bits 0-1, misaligned in bit 2, the limit's kind in
-// bits 3-4, and whether the record is kept whole in bit 5.
+// TransferLog::Shape::flags: the op in bits 0-1, misaligned in bit 2, the limit's kind in
+// bits 3-4.
 constexpr std::uint8_t kMisaligned = 1u << 2;
 constexpr int kLimitShift = 3;
-constexpr std::uint8_t kWhole = 1u << 5;
 
 bool fits(std::uint64_t value) {
   return value <= UINT32_MAX;
@@ -70,32 +70,37 @@ bool fits(std::uint64_t value) {
 
 }  // namespace
 
+bool TransferLog::Shape::operator<(const Shape& other) const {
+  return std::tie(bytes, latency_ps, peer, resource, queue, flags) <
+         std::tie(other.bytes, other.latency_ps, other.peer, other.resource, other.queue,
+                  other.flags);
+}
+
 void TransferLog::push_back(const TransferRecord& r) {
-  Packed p{};
-  p.submit_ps = r.submit_ps;
   const bool ordered =
       r.start_ps >= r.submit_ps && r.left_ps >= r.start_ps && r.finish_ps >= r.left_ps;
-  if (ordered && fits(r.start_ps - r.submit_ps) && fits(r.left_ps - r.start_ps) &&
-      fits(r.finish_ps - r.left_ps) && fits(r.held_ps) && fits(r.latency_ps)) {
-    p.queued_ps = static_cast<std::uint32_t>(r.start_ps - r.submit_ps);
-    p.streamed_ps = static_cast<std::uint32_t>(r.left_ps - r.start_ps);
-    p.landed_ps = static_cast<std::uint32_t>(r.finish_ps - r.left_ps);
-    p.held_ps = static_cast<std::uint32_t>(r.held_ps);
-    p.latency_ps = static_cast<std::uint32_t>(r.latency_ps);
-    p.bytes = r.bytes;
-    p.peer = r.peer;
-    p.round = r.round;
-    p.resource = r.limit.resource;
-    p.queue = r.queue;
-    p.flags =
-        static_cast<std::uint8_t>(static_cast<unsigned>(r.op) | (r.misaligned ? kMisaligned : 0) |
-                                  static_cast<unsigned>(r.limit.kind) << kLimitShift);
-  } else {
-    p.queued_ps = static_cast<std::uint32_t>(whole_.size());
-    p.flags = kWhole;
+  if (!ordered || !fits(r.start_ps - r.submit_ps) || !fits(r.left_ps - r.start_ps) ||
+      !fits(r.finish_ps - r.left_ps) || !fits(r.held_ps) || !fits(r.latency_ps) ||
+      shapes_.size() == kWhole) {
+    packed_.push_back({r.submit_ps, static_cast<std::uint32_t>(whole_.size()), 0, 0, 0, 0, kWhole});
     whole_.push_back(r);
+    return;
   }
-  packed_.push_back(p);
+  const Shape shape{
+      r.bytes,
+      static_cast<std::uint32_t>(r.latency_ps),
+      r.peer,
+      r.limit.resource,
+      r.queue,
+      static_cast<std::uint8_t>(static_cast<unsigned>(r.op) | (r.misaligned ? kMisaligned : 0) |
+                                static_cast<unsigned>(r.limit.kind) << kLimitShift)};
+  const auto [entry, fresh] =
+      shape_index_.try_emplace(shape, static_cast<std::uint32_t>(shapes_.size()));
+  if (fresh) shapes_.push_back(shape);
+  packed_.push_back({r.submit_ps, static_cast<std::uint32_t>(r.start_ps - r.submit_ps),
+                     static_cast<std::uint32_t>(r.left_ps - r.start_ps),
+                     static_cast<std::uint32_t>(r.finish_ps - r.left_ps),
+                     static_cast<std::uint32_t>(r.held_ps), r.round, entry->second});
 }
 
 void SpanLog::push_back(const CoreSpan& span) {
@@ -133,22 +138,23 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
 
 TransferRecord TransferLog::operator[](std::size_t ticket) const {
   const Packed& p = packed_[ticket];
-  if ((p.flags & kWhole) != 0) return whole_[p.queued_ps];
+  if (p.shape == kWhole) return whole_[p.queued_ps];
+  const Shape& shape = shapes_[p.shape];
   TransferRecord r;
   r.submit_ps = p.submit_ps;
   r.start_ps = p.submit_ps + p.queued_ps;
   r.left_ps = r.start_ps + p.streamed_ps;
   r.finish_ps = r.left_ps + p.landed_ps;
   r.held_ps = p.held_ps;
-  r.latency_ps = p.latency_ps;
-  r.bytes = p.bytes;
-  r.peer = p.peer;
+  r.latency_ps = shape.latency_ps;
+  r.bytes = shape.bytes;
+  r.peer = shape.peer;
   r.round = p.round;
-  r.queue = p.queue;
-  r.op = static_cast<TransferRecord::Op>(p.flags & 3u);
-  r.misaligned = (p.flags & kMisaligned) != 0;
-  r.limit.kind = static_cast<TransferLimit::Kind>((p.flags >> kLimitShift) & 3u);
-  r.limit.resource = p.resource;
+  r.queue = shape.queue;
+  r.op = static_cast<TransferRecord::Op>(shape.flags & 3u);
+  r.misaligned = (shape.flags & kMisaligned) != 0;
+  r.limit.kind = static_cast<TransferLimit::Kind>((shape.flags >> kLimitShift) & 3u);
+  r.limit.resource = shape.resource;
   return r;
 }
 

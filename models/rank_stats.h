@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,9 +95,10 @@ struct TransferRecord {
   TransferLimit limit;      // QueueRate when nothing held the last burst
 };
 
-// A rank's transfer records by ticket, packed to 48 bytes each (a run may keep millions): the
-// times as 32-bit offsets from the submit time and the small fields in one byte. A record
-// whose offsets do not fit is kept whole beside them, so every record reads back exactly.
+// A rank's transfer records by ticket, packed to 32 bytes each (a run may keep millions): the
+// times as 32-bit offsets from the submit time, and what a rank's transfers mostly share
+// (size, peer, op, queue, latency, limit) as an index in the log's table of such shapes. A
+// record whose offsets do not fit is kept whole beside them; every record reads back exactly.
 class TransferLog {
  public:
   void push_back(const TransferRecord& record);
@@ -124,19 +126,27 @@ class TransferLog {
  private:
   struct Packed {
     std::uint64_t submit_ps;
-    std::uint32_t queued_ps;    // start - submit; with `kWhole`, the index in whole_
+    std::uint32_t queued_ps;    // start - submit; for a record kept whole, its index in whole_
     std::uint32_t streamed_ps;  // left - start
     std::uint32_t landed_ps;    // finish - left
     std::uint32_t held_ps;
-    std::uint32_t latency_ps;
-    std::uint32_t bytes;
-    std::int32_t peer;
     std::int32_t round;
+    std::uint32_t shape;  // the index in shapes_; kWhole for a record kept whole
+  };
+  // What the transfers of a rank mostly have in common, compared as a tuple.
+  struct Shape {
+    std::uint32_t bytes;
+    std::uint32_t latency_ps;
+    std::int32_t peer;
     std::int32_t resource;
     std::int16_t queue;
-    std::uint8_t flags;  // op, misaligned, limit kind, kWhole
+    std::uint8_t flags;  // op, misaligned, limit kind
+    bool operator<(const Shape& other) const;
   };
+  static constexpr std::uint32_t kWhole = UINT32_MAX;
   std::vector<Packed> packed_;
+  std::vector<Shape> shapes_;
+  std::map<Shape, std::uint32_t> shape_index_;
   std::vector<TransferRecord> whole_;
 };
 

@@ -575,8 +575,9 @@ TEST(SpanLog, ReadsBackEverySpanExactly) {
   EXPECT_THROW(log.push_back({Kind::Reduce, 2, SpanLog::kRefLimit, 0, 1}), std::length_error);
 }
 
-// The packed transfer log reads back every field exactly, also for a record whose offsets do
-// not fit in 32 bits (kept whole) and one whose times are out of order (never started).
+// The packed transfer log reads back every field exactly: records sharing their shape or not,
+// a record whose offsets do not fit in 32 bits (kept whole) and one whose times are out of
+// order (never started).
 TEST(TransferLog, ReadsBackEveryRecordExactly) {
   TransferRecord near;
   near.submit_ps = 7'000'000'000'000;  // 7 s: beyond 32 bits itself
@@ -597,9 +598,12 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   far.op = TransferRecord::Op::Load;
   TransferRecord unstarted;
   unstarted.submit_ps = 5'000;  // start_ps 0: never taken by a queue
+  TransferRecord other = near;  // the same shape but for its peer
+  other.peer = 5;
+  other.held_ps = 0;
   TransferLog log;
-  for (const TransferRecord& r : {near, far, unstarted, near}) log.push_back(r);
-  ASSERT_EQ(log.size(), 4u);
+  for (const TransferRecord& r : {near, far, unstarted, near, other}) log.push_back(r);
+  ASSERT_EQ(log.size(), 5u);
   const auto same = [](const TransferRecord& a, const TransferRecord& b) {
     return a.submit_ps == b.submit_ps && a.start_ps == b.start_ps && a.left_ps == b.left_ps &&
            a.finish_ps == b.finish_ps && a.held_ps == b.held_ps && a.latency_ps == b.latency_ps &&
@@ -611,6 +615,7 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   EXPECT_TRUE(same(log[1], far));
   EXPECT_TRUE(same(log[2], unstarted));
   EXPECT_TRUE(same(log[3], near));
+  EXPECT_TRUE(same(log[4], other));
   std::size_t visited = 0;
   for (const TransferRecord& r : log) visited += r.peer == 1023 ? 1 : 0;
   EXPECT_EQ(visited, 3u);
