@@ -70,6 +70,14 @@ bool fits(std::uint64_t value) {
 
 }  // namespace
 
+bool TimeBases::offset(std::size_t index, std::uint64_t time, std::uint32_t& offset) {
+  if (index % kBlock == 0) bases_.push_back(time);
+  const std::uint64_t base = bases_[index / kBlock];
+  if (time < base || !fits(time - base)) return false;
+  offset = static_cast<std::uint32_t>(time - base);
+  return true;
+}
+
 bool TransferLog::Shape::operator<(const Shape& other) const {
   return std::tie(bytes, latency_ps, peer, resource, queue, flags) <
          std::tie(other.bytes, other.latency_ps, other.peer, other.resource, other.queue,
@@ -77,12 +85,14 @@ bool TransferLog::Shape::operator<(const Shape& other) const {
 }
 
 void TransferLog::push_back(const TransferRecord& r) {
+  std::uint32_t submit = 0;
   const bool ordered =
       r.start_ps >= r.submit_ps && r.left_ps >= r.start_ps && r.finish_ps >= r.left_ps;
-  if (!ordered || !fits(r.start_ps - r.submit_ps) || !fits(r.left_ps - r.start_ps) ||
+  if (!submits_.offset(size(), r.submit_ps, submit) || !ordered ||
+      !fits(r.start_ps - r.submit_ps) || !fits(r.left_ps - r.start_ps) ||
       !fits(r.finish_ps - r.left_ps) || !fits(r.held_ps) || !fits(r.latency_ps) ||
       shapes_.size() == kWhole) {
-    packed_.push_back({r.submit_ps, static_cast<std::uint32_t>(whole_.size()), 0, 0, 0, 0, kWhole});
+    packed_.push_back({0, static_cast<std::uint32_t>(whole_.size()), 0, 0, 0, 0, kWhole});
     whole_.push_back(r);
     return;
   }
@@ -97,7 +107,7 @@ void TransferLog::push_back(const TransferRecord& r) {
   const auto [entry, fresh] =
       shape_index_.try_emplace(shape, static_cast<std::uint32_t>(shapes_.size()));
   if (fresh) shapes_.push_back(shape);
-  packed_.push_back({r.submit_ps, static_cast<std::uint32_t>(r.start_ps - r.submit_ps),
+  packed_.push_back({submit, static_cast<std::uint32_t>(r.start_ps - r.submit_ps),
                      static_cast<std::uint32_t>(r.left_ps - r.start_ps),
                      static_cast<std::uint32_t>(r.finish_ps - r.left_ps),
                      static_cast<std::uint32_t>(r.held_ps), r.round, entry->second});
@@ -110,10 +120,15 @@ void SpanLog::push_back(const CoreSpan& span) {
   }
   if (rounds_.empty() || rounds_.back().round != span.round)
     rounds_.push_back({size(), span.round});
-  const std::uint64_t length = span.end_ps - span.start_ps;
-  if (length >= kLong) long_.emplace_back(size(), span.end_ps);
-  packed_.push_back({span.start_ps, length >= kLong ? kLong : static_cast<std::uint32_t>(length),
-                     span.ref << 3 | static_cast<std::uint32_t>(span.kind)});
+  std::uint32_t start = 0;
+  const std::uint32_t ref_and_kind = span.ref << 3 | static_cast<std::uint32_t>(span.kind);
+  if (!starts_.offset(size(), span.start_ps, start) || span.end_ps < span.start_ps ||
+      span.end_ps - span.start_ps >= kLong) {
+    long_.push_back({size(), span.start_ps, span.end_ps});
+    packed_.push_back({0, kLong, ref_and_kind});
+    return;
+  }
+  packed_.push_back({start, static_cast<std::uint32_t>(span.end_ps - span.start_ps), ref_and_kind});
 }
 
 CoreSpan SpanLog::operator[](std::size_t index) const {
@@ -121,13 +136,15 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
   CoreSpan span;
   span.kind = static_cast<CoreSpan::Kind>(p.ref_and_kind & 7u);
   span.ref = p.ref_and_kind >> 3;
-  span.start_ps = p.start_ps;
   if (p.length_ps == kLong) {
-    span.end_ps =
-        std::lower_bound(long_.begin(), long_.end(), std::make_pair(index, std::uint64_t{0}))
-            ->second;
+    const Long& whole =
+        *std::lower_bound(long_.begin(), long_.end(), index,
+                          [](const Long& entry, std::size_t i) { return entry.index < i; });
+    span.start_ps = whole.start_ps;
+    span.end_ps = whole.end_ps;
   } else {
-    span.end_ps = p.start_ps + p.length_ps;
+    span.start_ps = starts_.time(index, p.start_ps);
+    span.end_ps = span.start_ps + p.length_ps;
   }
   span.round =
       std::prev(std::upper_bound(rounds_.begin(), rounds_.end(), index,
@@ -141,8 +158,8 @@ TransferRecord TransferLog::operator[](std::size_t ticket) const {
   if (p.shape == kWhole) return whole_[p.queued_ps];
   const Shape& shape = shapes_[p.shape];
   TransferRecord r;
-  r.submit_ps = p.submit_ps;
-  r.start_ps = p.submit_ps + p.queued_ps;
+  r.submit_ps = submits_.time(ticket, p.submit_ps);
+  r.start_ps = r.submit_ps + p.queued_ps;
   r.left_ps = r.start_ps + p.streamed_ps;
   r.finish_ps = r.left_ps + p.landed_ps;
   r.held_ps = p.held_ps;

@@ -95,10 +95,27 @@ struct TransferRecord {
   TransferLimit limit;      // QueueRate when nothing held the last burst
 };
 
-// A rank's transfer records by ticket, packed to 32 bytes each (a run may keep millions): the
-// times as 32-bit offsets from the submit time, and what a rank's transfers mostly share
-// (size, peer, op, queue, latency, limit) as an index in the log's table of such shapes. A
-// record whose offsets do not fit is kept whole beside them; every record reads back exactly.
+// Times of a log's entries kept as 32-bit offsets from the first time of each block of 64
+// entries, so an entry stores 4 bytes of a time instead of 8.
+class TimeBases {
+ public:
+  // Entry `index`'s time as an offset, false when it does not fit; call once per entry, in
+  // order of index.
+  bool offset(std::size_t index, std::uint64_t time, std::uint32_t& offset);
+  std::uint64_t time(std::size_t index, std::uint32_t offset) const {
+    return bases_[index / kBlock] + offset;
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 64;
+  std::vector<std::uint64_t> bases_;
+};
+
+// A rank's transfer records by ticket, packed to 28 bytes each (a run may keep millions): the
+// times as 32-bit offsets (see TimeBases; the others from the submit time), and what a rank's
+// transfers mostly share (size, peer, op, queue, latency, limit) as an index in the log's table of
+// such shapes. A record whose offsets do not fit is kept whole beside them; every record reads back
+// exactly.
 class TransferLog {
  public:
   void push_back(const TransferRecord& record);
@@ -125,7 +142,7 @@ class TransferLog {
 
  private:
   struct Packed {
-    std::uint64_t submit_ps;
+    std::uint32_t submit_ps;    // an offset in submits_
     std::uint32_t queued_ps;    // start - submit; for a record kept whole, its index in whole_
     std::uint32_t streamed_ps;  // left - start
     std::uint32_t landed_ps;    // finish - left
@@ -145,6 +162,7 @@ class TransferLog {
   };
   static constexpr std::uint32_t kWhole = UINT32_MAX;
   std::vector<Packed> packed_;
+  TimeBases submits_;
   std::vector<Shape> shapes_;
   std::map<Shape, std::uint32_t> shape_index_;
   std::vector<TransferRecord> whole_;
@@ -199,9 +217,10 @@ struct CoreSpan {
   std::uint64_t end_ps = 0;
 };
 
-// A rank's spans in the order they ended, packed to 16 bytes each (a run may keep millions):
-// the length as a 32-bit offset from the start (a longer span's end kept beside them), the
-// kind and reference in one word, and the round only where it changes. Reads back exactly.
+// A rank's spans in the order they ended, packed to 12 bytes each (a run may keep millions):
+// the start as a 32-bit offset (see TimeBases), the length as one from the start (a span
+// whose offsets do not fit kept whole beside them), the kind and reference in one word, and
+// the round only where it changes. Reads back exactly.
 class SpanLog {
  public:
   static constexpr std::uint32_t kRefLimit = 1u << 29;  // references below this fit
@@ -231,18 +250,24 @@ class SpanLog {
 
  private:
   struct Packed {
-    std::uint64_t start_ps;
-    std::uint32_t length_ps;     // end - start; kLong: the end is in long_
+    std::uint32_t start_ps;      // an offset in starts_
+    std::uint32_t length_ps;     // end - start; kLong: the times are in long_
     std::uint32_t ref_and_kind;  // the reference times 8, plus the kind
   };
   static constexpr std::uint32_t kLong = UINT32_MAX;
+  struct Long {
+    std::size_t index;
+    std::uint64_t start_ps;
+    std::uint64_t end_ps;
+  };
   struct Change {
     std::size_t first;  // the first span of this round
     int round;
   };
   std::vector<Packed> packed_;
-  std::vector<std::pair<std::size_t, std::uint64_t>> long_;  // (index, end), by index
-  std::vector<Change> rounds_;                               // by first span
+  TimeBases starts_;
+  std::vector<Long> long_;      // by index
+  std::vector<Change> rounds_;  // by first span
 };
 
 struct RankStats {
