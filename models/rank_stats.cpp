@@ -132,7 +132,7 @@ void SpanLog::push_back(const CoreSpan& span) {
 }
 
 CoreSpan SpanLog::operator[](std::size_t index) const {
-  const Packed& p = packed_[index];
+  const SpanLogEntry& p = packed_[index];
   CoreSpan span;
   span.kind = static_cast<CoreSpan::Kind>(p.ref_and_kind & 7u);
   span.ref = p.ref_and_kind >> 3;
@@ -154,7 +154,7 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
 }
 
 TransferRecord TransferLog::operator[](std::size_t ticket) const {
-  const Packed& p = packed_[ticket];
+  const TransferLogEntry& p = packed_[ticket];
   if (p.shape == kWhole) return whole_[p.queued_ps];
   const Shape& shape = shapes_[p.shape];
   TransferRecord r;

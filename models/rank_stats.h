@@ -95,6 +95,37 @@ struct TransferRecord {
   TransferLimit limit;      // QueueRate when nothing held the last burst
 };
 
+// Walks a packed log in index order, reading every entry back by value.
+template <typename Log, typename Entry>
+class LogIterator {
+ public:
+  LogIterator(const Log& log, std::size_t index) : log_(&log), index_(index) {}
+  Entry operator*() const { return (*log_)[index_]; }
+  LogIterator& operator++() {
+    ++index_;
+    return *this;
+  }
+  bool operator!=(const LogIterator& other) const { return index_ != other.index_; }
+
+ private:
+  const Log* log_;
+  std::size_t index_;
+};
+
+// What the packed logs share: their entries by index, read back by value, and in order.
+template <typename Log, typename Entry, typename Packed>
+class PackedLog {
+ public:
+  std::size_t size() const { return packed_.size(); }
+  bool empty() const { return packed_.empty(); }
+  Entry back() const { return static_cast<const Log&>(*this)[size() - 1]; }
+  LogIterator<Log, Entry> begin() const { return {static_cast<const Log&>(*this), 0}; }
+  LogIterator<Log, Entry> end() const { return {static_cast<const Log&>(*this), size()}; }
+
+ protected:
+  std::vector<Packed> packed_;
+};
+
 // Times of a log's entries kept as 32-bit offsets from the first time of each block of 64
 // entries, so an entry stores 4 bytes of a time instead of 8.
 class TimeBases {
@@ -111,45 +142,28 @@ class TimeBases {
   std::vector<std::uint64_t> bases_;
 };
 
+// One packed transfer record (see TransferLog).
+struct TransferLogEntry {
+  std::uint32_t submit_ps;    // an offset in submits_
+  std::uint32_t queued_ps;    // start - submit; for a record kept whole, its index in whole_
+  std::uint32_t streamed_ps;  // left - start
+  std::uint32_t landed_ps;    // finish - left
+  std::uint32_t held_ps;
+  std::int32_t round;
+  std::uint32_t shape;  // the index in shapes_; kWhole for a record kept whole
+};
+
 // A rank's transfer records by ticket, packed to 28 bytes each (a run may keep millions): the
 // times as 32-bit offsets (see TimeBases; the others from the submit time), and what a rank's
 // transfers mostly share (size, peer, op, queue, latency, limit) as an index in the log's table of
 // such shapes. A record whose offsets do not fit is kept whole beside them; every record reads back
 // exactly.
-class TransferLog {
+class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEntry> {
  public:
   void push_back(const TransferRecord& record);
   TransferRecord operator[](std::size_t ticket) const;
-  std::size_t size() const { return packed_.size(); }
-  bool empty() const { return packed_.empty(); }
-
-  class const_iterator {
-   public:
-    const_iterator(const TransferLog& log, std::size_t index) : log_(&log), index_(index) {}
-    TransferRecord operator*() const { return (*log_)[index_]; }
-    const_iterator& operator++() {
-      ++index_;
-      return *this;
-    }
-    bool operator!=(const const_iterator& other) const { return index_ != other.index_; }
-
-   private:
-    const TransferLog* log_;
-    std::size_t index_;
-  };
-  const_iterator begin() const { return {*this, 0}; }
-  const_iterator end() const { return {*this, size()}; }
 
  private:
-  struct Packed {
-    std::uint32_t submit_ps;    // an offset in submits_
-    std::uint32_t queued_ps;    // start - submit; for a record kept whole, its index in whole_
-    std::uint32_t streamed_ps;  // left - start
-    std::uint32_t landed_ps;    // finish - left
-    std::uint32_t held_ps;
-    std::int32_t round;
-    std::uint32_t shape;  // the index in shapes_; kWhole for a record kept whole
-  };
   // What the transfers of a rank mostly have in common, compared as a tuple.
   struct Shape {
     std::uint32_t bytes;
@@ -161,7 +175,6 @@ class TransferLog {
     bool operator<(const Shape& other) const;
   };
   static constexpr std::uint32_t kWhole = UINT32_MAX;
-  std::vector<Packed> packed_;
   TimeBases submits_;
   std::vector<Shape> shapes_;
   std::map<Shape, std::uint32_t> shape_index_;
@@ -217,43 +230,25 @@ struct CoreSpan {
   std::uint64_t end_ps = 0;
 };
 
+// One packed span (see SpanLog).
+struct SpanLogEntry {
+  std::uint32_t start_ps;      // an offset in starts_
+  std::uint32_t length_ps;     // end - start; kLong: the times are in long_
+  std::uint32_t ref_and_kind;  // the reference times 8, plus the kind
+};
+
 // A rank's spans in the order they ended, packed to 12 bytes each (a run may keep millions):
 // the start as a 32-bit offset (see TimeBases), the length as one from the start (a span
 // whose offsets do not fit kept whole beside them), the kind and reference in one word, and
 // the round only where it changes. Reads back exactly.
-class SpanLog {
+class SpanLog : public PackedLog<SpanLog, CoreSpan, SpanLogEntry> {
  public:
   static constexpr std::uint32_t kRefLimit = 1u << 29;  // references below this fit
   // Throws std::length_error for a reference of kRefLimit or more.
   void push_back(const CoreSpan& span);
   CoreSpan operator[](std::size_t index) const;
-  std::size_t size() const { return packed_.size(); }
-  bool empty() const { return packed_.empty(); }
-  CoreSpan back() const { return (*this)[size() - 1]; }
-
-  class const_iterator {
-   public:
-    const_iterator(const SpanLog& log, std::size_t index) : log_(&log), index_(index) {}
-    CoreSpan operator*() const { return (*log_)[index_]; }
-    const_iterator& operator++() {
-      ++index_;
-      return *this;
-    }
-    bool operator!=(const const_iterator& other) const { return index_ != other.index_; }
-
-   private:
-    const SpanLog* log_;
-    std::size_t index_;
-  };
-  const_iterator begin() const { return {*this, 0}; }
-  const_iterator end() const { return {*this, size()}; }
 
  private:
-  struct Packed {
-    std::uint32_t start_ps;      // an offset in starts_
-    std::uint32_t length_ps;     // end - start; kLong: the times are in long_
-    std::uint32_t ref_and_kind;  // the reference times 8, plus the kind
-  };
   static constexpr std::uint32_t kLong = UINT32_MAX;
   struct Long {
     std::size_t index;
@@ -264,7 +259,6 @@ class SpanLog {
     std::size_t first;  // the first span of this round
     int round;
   };
-  std::vector<Packed> packed_;
   TimeBases starts_;
   std::vector<Long> long_;      // by index
   std::vector<Change> rounds_;  // by first span
