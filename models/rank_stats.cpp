@@ -78,6 +78,12 @@ bool TimeBases::offset(std::size_t index, std::uint64_t time, std::uint32_t& off
   return true;
 }
 
+int RoundChanges::round(std::size_t index) const {
+  return std::prev(std::upper_bound(changes_.begin(), changes_.end(), index,
+                                    [](std::size_t i, const Change& c) { return i < c.first; }))
+      ->round;
+}
+
 bool TransferLog::Shape::operator<(const Shape& other) const {
   return std::tie(bytes, latency_ps, peer, resource, queue, flags) <
          std::tie(other.bytes, other.latency_ps, other.peer, other.resource, other.queue,
@@ -85,6 +91,7 @@ bool TransferLog::Shape::operator<(const Shape& other) const {
 }
 
 void TransferLog::push_back(const TransferRecord& r) {
+  rounds_.add(size(), r.round);
   std::uint32_t submit = 0;
   const bool ordered =
       r.start_ps >= r.submit_ps && r.left_ps >= r.start_ps && r.finish_ps >= r.left_ps;
@@ -92,7 +99,7 @@ void TransferLog::push_back(const TransferRecord& r) {
       !fits(r.start_ps - r.submit_ps) || !fits(r.left_ps - r.start_ps) ||
       !fits(r.finish_ps - r.left_ps) || !fits(r.held_ps) || !fits(r.latency_ps) ||
       shapes_.size() == kWhole) {
-    packed_.push_back({0, static_cast<std::uint32_t>(whole_.size()), 0, 0, 0, 0, kWhole});
+    packed_.push_back({0, static_cast<std::uint32_t>(whole_.size()), 0, 0, 0, kWhole});
     whole_.push_back(r);
     return;
   }
@@ -110,7 +117,7 @@ void TransferLog::push_back(const TransferRecord& r) {
   packed_.push_back({submit, static_cast<std::uint32_t>(r.start_ps - r.submit_ps),
                      static_cast<std::uint32_t>(r.left_ps - r.start_ps),
                      static_cast<std::uint32_t>(r.finish_ps - r.left_ps),
-                     static_cast<std::uint32_t>(r.held_ps), r.round, entry->second});
+                     static_cast<std::uint32_t>(r.held_ps), entry->second});
 }
 
 void SpanLog::push_back(const CoreSpan& span) {
@@ -118,8 +125,7 @@ void SpanLog::push_back(const CoreSpan& span) {
     throw std::length_error("more than " + std::to_string(kRefLimit) +
                             " operations of one kind on one rank: too many to record");
   }
-  if (rounds_.empty() || rounds_.back().round != span.round)
-    rounds_.push_back({size(), span.round});
+  rounds_.add(size(), span.round);
   std::uint32_t start = 0;
   const std::uint32_t ref_and_kind = span.ref << 3 | static_cast<std::uint32_t>(span.kind);
   if (!starts_.offset(size(), span.start_ps, start) || span.end_ps < span.start_ps ||
@@ -146,10 +152,7 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
     span.start_ps = starts_.time(index, p.start_ps);
     span.end_ps = span.start_ps + p.length_ps;
   }
-  span.round =
-      std::prev(std::upper_bound(rounds_.begin(), rounds_.end(), index,
-                                 [](std::size_t i, const Change& c) { return i < c.first; }))
-          ->round;
+  span.round = rounds_.round(index);
   return span;
 }
 
@@ -166,7 +169,7 @@ TransferRecord TransferLog::operator[](std::size_t ticket) const {
   r.latency_ps = shape.latency_ps;
   r.bytes = shape.bytes;
   r.peer = shape.peer;
-  r.round = p.round;
+  r.round = rounds_.round(ticket);
   r.queue = shape.queue;
   r.op = static_cast<TransferRecord::Op>(shape.flags & 3u);
   r.misaligned = (shape.flags & kMisaligned) != 0;

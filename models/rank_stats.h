@@ -142,6 +142,24 @@ class TimeBases {
   std::vector<std::uint64_t> bases_;
 };
 
+// The round of each of a log's entries, kept only where it changes: a rank's entries come in
+// the order of its rounds, so a round costs one change, not a field per entry.
+class RoundChanges {
+ public:
+  // Entry `index`'s round; call once per entry, in order of index.
+  void add(std::size_t index, int round) {
+    if (changes_.empty() || changes_.back().round != round) changes_.push_back({index, round});
+  }
+  int round(std::size_t index) const;
+
+ private:
+  struct Change {
+    std::size_t first;  // the first entry of this round
+    int round;
+  };
+  std::vector<Change> changes_;  // by first entry
+};
+
 // One packed transfer record (see TransferLog).
 struct TransferLogEntry {
   std::uint32_t submit_ps;    // an offset in submits_
@@ -149,15 +167,14 @@ struct TransferLogEntry {
   std::uint32_t streamed_ps;  // left - start
   std::uint32_t landed_ps;    // finish - left
   std::uint32_t held_ps;
-  std::int32_t round;
   std::uint32_t shape;  // the index in shapes_; kWhole for a record kept whole
 };
 
-// A rank's transfer records by ticket, packed to 28 bytes each (a run may keep millions): the
-// times as 32-bit offsets (see TimeBases; the others from the submit time), and what a rank's
-// transfers mostly share (size, peer, op, queue, latency, limit) as an index in the log's table of
-// such shapes. A record whose offsets do not fit is kept whole beside them; every record reads back
-// exactly.
+// A rank's transfer records by ticket, packed to 24 bytes each (a run may keep millions): the
+// times as 32-bit offsets (see TimeBases; the others from the submit time), the round only where
+// it changes (RoundChanges), and what a rank's transfers mostly share (size, peer, op, queue,
+// latency, limit) as an index in the log's table of such shapes. A record whose offsets do not
+// fit is kept whole beside them; every record reads back exactly.
 class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEntry> {
  public:
   void push_back(const TransferRecord& record);
@@ -176,6 +193,7 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
   };
   static constexpr std::uint32_t kWhole = UINT32_MAX;
   TimeBases submits_;
+  RoundChanges rounds_;
   std::vector<Shape> shapes_;
   std::map<Shape, std::uint32_t> shape_index_;
   std::vector<TransferRecord> whole_;
@@ -240,7 +258,7 @@ struct SpanLogEntry {
 // A rank's spans in the order they ended, packed to 12 bytes each (a run may keep millions):
 // the start as a 32-bit offset (see TimeBases), the length as one from the start (a span
 // whose offsets do not fit kept whole beside them), the kind and reference in one word, and
-// the round only where it changes. Reads back exactly.
+// the round only where it changes (RoundChanges). Reads back exactly.
 class SpanLog : public PackedLog<SpanLog, CoreSpan, SpanLogEntry> {
  public:
   static constexpr std::uint32_t kRefLimit = 1u << 29;  // references below this fit
@@ -255,13 +273,9 @@ class SpanLog : public PackedLog<SpanLog, CoreSpan, SpanLogEntry> {
     std::uint64_t start_ps;
     std::uint64_t end_ps;
   };
-  struct Change {
-    std::size_t first;  // the first span of this round
-    int round;
-  };
   TimeBases starts_;
-  std::vector<Long> long_;      // by index
-  std::vector<Change> rounds_;  // by first span
+  std::vector<Long> long_;  // by index
+  RoundChanges rounds_;
 };
 
 struct RankStats {
