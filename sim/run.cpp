@@ -23,6 +23,7 @@
 #include "models/clock.h"
 #include "models/fixed_hash.h"
 #include "models/platform.h"
+#include "sim/codegen.h"
 #include "sim/memory_guard.h"
 #include "sim/outputs/output_file.h"
 #include "sim/outputs/timeline_trace.h"
@@ -249,8 +250,9 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = whole_transfers;
   options.progress = &progress;
-  Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
-                    options);
+  PlatformConfig config = request.platform;
+  if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
+  Platform platform("platform", config, request.devices, problem, layout, kernel.body, options);
 
   const std::uint64_t n = problem.elements;
   const std::size_t element = dtype_bytes(problem.dtype);
@@ -381,6 +383,10 @@ RunResult run_allreduce(const RunRequest& request) {
                      request.platform.name + ")");
   }
   refuse_core_num(problem, kernel);
+  if (kernel.runtime_kernel && !request.platform.codegen.name.empty()) {
+    throw InputError("--codegen " + request.platform.codegen.name + ": " + kernel.name +
+                     " is the runtime's own kernel, not compiled code: no codegen profile applies");
+  }
   const Layout layout = kernel.layout(problem);
   check_memory(request, layout);
 

@@ -394,12 +394,43 @@ TEST(HostMesh, RefusesWhatTheHostPathDoesNotTake) {
        "(core_num must be 1)"},
       {{"--kernel", "ring", "--core-num", "2", "-p", "a2a3-910b2"},
        "--core-num 2: kernel ring runs one block per rank; only host_mesh takes core_num"},
+      {{"--kernel", "host_mesh", "--codegen", "after", "-p", "a2a3-910b2"},
+       "--codegen after: host_mesh is the runtime's own kernel, not compiled code: no codegen "
+       "profile applies"},
   };
   for (const Refusal& r : refusals) {
     const test::ProcessResult p = test::run_binary(r.args);
     EXPECT_EQ(p.exit_code, 2) << r.message;
     EXPECT_NE(p.err.find(r.message), std::string::npos) << p.err;
   }
+}
+
+// The device time of a run on a2a3-910b2 with the given extra options (-q's summary line).
+std::string device_time(std::vector<std::string> args) {
+  args.insert(args.end(), {"-p", "a2a3-910b2", "-d", "0,1", "--size", "4KiB", "-q"});
+  const test::ProcessResult p = test::run_binary(args);
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  return p.out.substr(0, p.out.find('\n'));
+}
+
+// The HOST builtins run the runtime's own TNOTIFY and TWAIT: no pipe barrier before a notify
+// and no whole-cache invalidate after a wait, so making both cost a millisecond leaves their
+// time as it was (the flush and the dsb are still charged), while the compiled builtin mesh,
+// with a barrier per notify, slows by at least one millisecond per notify.
+TEST(HostKernels, RunTheRuntimesOwnSynchronisation) {
+  const std::vector<std::string> costly = {"--sync.pipe_barrier_cycles", "1800000",
+                                           "--sync.cache_invalidate_cycles", "1800000"};
+  for (const char* kernel : {"host_mesh", "host_ring"}) {
+    std::vector<std::string> slow = {"--kernel", kernel};
+    slow.insert(slow.end(), costly.begin(), costly.end());
+    EXPECT_EQ(device_time({"--kernel", kernel}), device_time(slow)) << kernel;
+    EXPECT_NE(device_time({"--kernel", kernel, "--sync.cache_flush_cycles", "1800000"}),
+              device_time({"--kernel", kernel}))
+        << kernel;
+  }
+  std::vector<std::string> slow = {"--kernel", "builtin"};
+  slow.insert(slow.end(), costly.begin(), costly.end());
+  EXPECT_NE(device_time({"--kernel", "builtin"}), device_time(slow));
 }
 
 // The builtin mesh at P = 4 with three 16 KiB chunks under the two codegen profiles: `after`
