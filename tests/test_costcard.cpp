@@ -155,6 +155,44 @@ INSTANTIATE_TEST_SUITE_P(Calibrated, IdealCard,
                                             ::testing::Values(std::uint64_t{48 * 1024})),
                          ideal_point_name);
 
+// The calibrated profile's synchronisation is in the cards: the compiled kernels' pipe barrier
+// before the first notify of a loop only (TNOTIFY closes with its own), the host builtins'
+// runtime TNOTIFY and TWAIT (a drain, no pipe barrier, no invalidate). With only the launch
+// order and the signal atomics' queues taken away, the host mesh (48 KiB: 48 tiles, pulls
+// overlapping barriers) and a one-chunk builtin mesh equal their cards.
+class SyncCard : public ::testing::TestWithParam<IdealPoint> {};
+
+TEST_P(SyncCard, SimulatedTimeEqualsCardWithinOnePercent) {
+  const auto& [profile, kernel, ranks, bytes] = GetParam();
+  PlatformConfig platform =
+      load_platform(resolve_platform_path(profile), boost::program_options::variables_map{});
+  platform.launch_offset_cycles = 0;
+  platform.launch_setup_cycles = 0;
+  platform.gm_atomic_ns = 0;
+  platform.link_atomic_ns = 0;
+  const RunRequest request = request_for(kernel, ranks, bytes, platform);
+  const Card card = cost_card(kernel, request.problem, platform);
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.completed) << result.failure;
+  EXPECT_TRUE(result.correct);
+  EXPECT_NEAR(result.device_time_ns, card.time_ns, 0.01 * card.time_ns)
+      << kernel << " P=" << ranks << " " << bytes << " B";
+}
+
+INSTANTIATE_TEST_SUITE_P(HostMesh, SyncCard,
+                         ::testing::Combine(::testing::Values("a2a3-910b2"),
+                                            ::testing::Values("host_mesh"),
+                                            ::testing::Values(2, 3, 4),
+                                            ::testing::Values(std::uint64_t{48 * 1024})),
+                         ideal_point_name);
+
+INSTANTIATE_TEST_SUITE_P(BuiltinMeshOneChunk, SyncCard,
+                         ::testing::Combine(::testing::Values("a2a3-910b2"),
+                                            ::testing::Values("builtin_mesh"),
+                                            ::testing::Values(2, 3, 4),
+                                            ::testing::Values(std::uint64_t{16 * 1024})),
+                         ideal_point_name);
+
 // A DMA queue faster than its link (32 B/cycle = 57.6 GB/s against 28 GB/s) leaves every pull's
 // bursts queued for the link; with P = 4 each device's memory is read by three peers at once.
 // The model once reserved the memory port only when a burst's link was free, so with short
