@@ -33,7 +33,7 @@ struct Costs {
         gm(c.gm_bandwidth_GBps * 1e-3),
         gm_read(c.gm_read_latency_cycles * ps_per_cycle),
         gm_write(c.gm_write_latency_cycles * ps_per_cycle),
-        pipe_barrier(barrier_cycles(c.codegen, c) * ps_per_cycle),
+        pipe_barrier(barrier_cycles(c) * ps_per_cycle),
         notify((c.codegen.notify_flush * c.cache_flush_cycles + c.notify_cycles) * ps_per_cycle),
         poll(c.poll_period_cycles * ps_per_cycle),
         // Cards run without a codegen profile (the default lowering) or with the runtime's own
@@ -51,8 +51,8 @@ struct Costs {
 
   // The barrier before a notify: a pipe barrier (free right after another notify, whose own
   // closing pipe barrier left the pipes idle), a drain, or none.
-  static double barrier_cycles(const Codegen& codegen, const PlatformConfig& c) {
-    switch (codegen.notify_barrier) {
+  static double barrier_cycles(const PlatformConfig& c) {
+    switch (c.codegen.notify_barrier) {
       case Codegen::NotifyBarrier::PipeAll:
         return c.pipe_barrier_cycles;
       case Codegen::NotifyBarrier::Drain:
