@@ -112,7 +112,7 @@ TEST(WholeTransfers, TheSymmetricRingIsTimedWholeWithTheSameBytes) {
 // by burst, and says so: not claiming whole transfers, and naming the two transfers (of two
 // ranks) and the memory port (a third device's, the one both pull from) where they met.
 TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
-  const std::vector<std::string> args = {"-p", "a2a3",   "-d",   "0,1,2,3",      "-k",
+  const std::vector<std::string> args = {"-p",   "a2a3",   "-d",   "0,1,2,3",      "-k",
                                          "mesh", "--size", "4096", "--dma.queues", "4"};
   const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
