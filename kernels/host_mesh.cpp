@@ -118,6 +118,7 @@ extern const KernelSpec kHostMesh{
     layout,
     body,
     true,
+    true,
     true};
 
 }  // namespace kernels

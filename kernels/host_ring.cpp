@@ -82,7 +82,12 @@ void body(Rank& r) {
 
 extern const KernelSpec kHostRing{
     "host_ring",
-    "spec 3.3: host builtin ring, FP32 Sum, full-mesh barrier per round, 256-element tiles", true,
-    layout, body};
+    "spec 3.3: host builtin ring, FP32 Sum, full-mesh barrier per round, 256-element tiles",
+    true,
+    layout,
+    body,
+    false,
+    false,
+    true};
 
 }  // namespace ars::kernels

@@ -23,6 +23,9 @@ struct KernelSpec {
   // The kernel runs as problem.core_num SPMD blocks per rank (only the HOST builtin path);
   // every other kernel takes exactly one.
   bool takes_core_num = false;
+  // The runtime's own hand-written kernel (the HOST builtins), not compiled code: it runs
+  // the runtime's synchronisation (runtime_kernel_sync) and takes no codegen profile.
+  bool runtime_kernel = false;
 };
 
 // "[rows,cols]", as signal-shape messages show a shape.

@@ -34,8 +34,11 @@ BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earli
   if (claim != nullptr && claim->checked) {
     // Another transfer still to ask here at or after this time: the order of the two
     // transfers' bursts would not be the order of their times (a tie is no order either).
-    if (claim_flow_ != 0 && claim_flow_ != flow && claim->at <= claimed_until_)
+    if (claim_flow_ != 0 && claim_flow_ != flow && claim->at <= claimed_until_) {
       claim->conflict = true;
+      claim->conflict_resource = this;
+      claim->conflict_flow = claim_flow_;
+    }
     claim_flow_ = flow;
     claimed_until_ = claim->at;
   }

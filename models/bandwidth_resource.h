@@ -17,10 +17,15 @@ namespace ars {
 // its bursts at once, each as of the time it would have asked. That gives the burst-by-burst
 // answer only while no other transfer (flow) asks for the same resource within its bursts'
 // span; a request that does is flagged as a conflict.
+class BandwidthResource;
+
 struct Claim {
   bool checked = false;  // the burst belongs to a transfer timed whole
   sc_core::sc_time at;   // when the burst asks
   bool conflict = false;
+  // Where: the resource and the flow that had asked there at or after `at`.
+  const BandwidthResource* conflict_resource = nullptr;
+  std::uint64_t conflict_flow = 0;
 };
 
 class BandwidthResource {

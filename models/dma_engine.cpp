@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 #include <stdexcept>
 
 #include "models/transaction.h"
@@ -224,6 +226,14 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     }
     if (timing->claim.conflict) {
       conflicted_ = true;
+      const Claim& claim = timing->claim;
+      std::ostringstream where;
+      where << "dev" << device_ << "'s transfer " << ticket << " and dev"
+            << (claim.conflict_flow >> 32) << "'s transfer "
+            << (claim.conflict_flow & 0xffffffffu) - 1 << " met on "
+            << claim.conflict_resource->place() << " at " << std::fixed << std::setprecision(3)
+            << to_ns(claim.at) << " ns";
+      conflict_ = where.str();
       if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
         sc_core::sc_stop();
       records_[ticket].finish_ps = finish.value();

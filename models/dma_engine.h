@@ -97,6 +97,8 @@ class DmaEngine : public sc_core::sc_module {
   void time_transfers_whole(bool on) { whole_ = on; }
   // A transfer timed whole met another on a shared resource: the run's times are not exact.
   bool conflicted() const { return conflicted_; }
+  // Which resource, when, and the transfers that met there ("" when none did).
+  const std::string& conflict() const { return conflict_; }
 
  private:
   void end_of_elaboration() override;
@@ -122,6 +124,7 @@ class DmaEngine : public sc_core::sc_module {
   std::uint8_t* ub_ = nullptr;
   bool whole_ = false;
   bool conflicted_ = false;
+  std::string conflict_;
 
   struct Pending {
     std::uint64_t ticket;

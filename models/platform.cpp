@@ -185,6 +185,7 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
     for (int b = 0; b < devices_[d]->blocks(); ++b) {
       if (devices_[d]->block_dma(b).conflicted()) {
         outcome.whole_transfers_conflicted = true;
+        outcome.conflict = devices_[d]->block_dma(b).conflict();
         return outcome;
       }
     }

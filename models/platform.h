@@ -51,6 +51,7 @@ class Platform : public sc_core::sc_module {
     // Transfers timed whole met on a shared resource: the run stopped, its times are not
     // exact; redo it burst by burst.
     bool whole_transfers_conflicted = false;
+    std::string conflict;  // where they met (DmaEngine::conflict)
   };
   Outcome run(const sc_core::sc_time& limit);
 

@@ -431,6 +431,11 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   // drain) that lets no store the peer may read stay behind, the cache-line flush and the
   // atomic's issue. One wait for their sum keeps the timing of the default lowering exact.
   const Codegen& codegen = config_.codegen;
+  const bool pipes_idle = sc_time_stamp().value() == notify_end_ps_;
+  struct EndMark {
+    std::uint64_t& at;
+    ~EndMark() { at = sc_core::sc_time_stamp().value(); }
+  } end_mark{notify_end_ps_};
   if (codegen.notify_barrier != Codegen::NotifyBarrier::None) drain_posted();
   NotifyRecord record;
   record.peer = peer;
@@ -442,8 +447,9 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   record.start_ps = sc_time_stamp().value();
   double cycles = config_.notify_cycles;
   if (codegen.notify_barrier == Codegen::NotifyBarrier::PipeAll) {
-    cycles += config_.pipe_barrier_cycles;
-    count_sync(SyncInstruction::PipeBarrier, pipe_barrier_cost_);
+    if (!pipes_idle) cycles += config_.pipe_barrier_cycles;
+    count_sync(SyncInstruction::PipeBarrier,
+               pipes_idle ? sc_core::SC_ZERO_TIME : pipe_barrier_cost_);
   } else if (codegen.notify_barrier == Codegen::NotifyBarrier::Drain) {
     cycles += config_.drain_cycles;
     count_sync(SyncInstruction::Drain, drain_cost_);

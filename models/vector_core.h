@@ -142,6 +142,9 @@ class VectorCore : public sc_core::sc_module, public Rank {
   sc_core::sc_time atomic_cost_;
   sc_core::sc_time dsb_cost_;
   bool invalidate_owed_ = false;
+  // When the last notify ended: TNOTIFY closes with its own pipe barrier, so a pipe barrier
+  // the codegen emits before a notify that follows at once (a notify loop) finds the pipes idle.
+  std::uint64_t notify_end_ps_ = UINT64_MAX;
   sc_core::sc_time poll_period_;
   sc_core::sc_time invalidate_cost_;
   sc_core::sc_time reduce_startup_;

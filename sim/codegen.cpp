@@ -86,4 +86,11 @@ void load_codegen(const std::string& path, PlatformConfig& config) {
   if (c.name.empty()) c.name = fs::path(path).stem().string();
 }
 
+Codegen runtime_kernel_sync() {
+  Codegen sync;
+  sync.notify_barrier = Codegen::NotifyBarrier::Drain;
+  sync.wait_invalidate = Codegen::WaitInvalidate::None;
+  return sync;
+}
+
 }  // namespace ars

@@ -23,6 +23,7 @@
 #include "models/clock.h"
 #include "models/fixed_hash.h"
 #include "models/platform.h"
+#include "sim/codegen.h"
 #include "sim/memory_guard.h"
 #include "sim/outputs/output_file.h"
 #include "sim/outputs/timeline_trace.h"
@@ -99,7 +100,8 @@ void check_signals_clear(Platform& platform, RunResult& result) {
 // A forked copy of the process, made before anything is elaborated, that waits while the
 // run is tried with transfers timed whole. Released, it ends quietly; told to take over, it
 // redoes the run burst by burst and carries on as the process, whose exit status this one
-// then passes on. Without a copy (fork failed) the run goes burst by burst in place.
+// then passes on; it is told why (where the transfers met), for its report. Without a copy
+// (fork failed) the run goes burst by burst in place.
 class Standby {
  public:
   Standby() {
@@ -125,8 +127,13 @@ class Standby {
       do {
         n = ::read(fds[0], &go, 1);
       } while (n < 0 && errno == EINTR);
-      ::close(fds[0]);
       if (n != 1) std::_Exit(0);  // released, or the process ended
+      char part[256];
+      while ((n = ::read(fds[0], part, sizeof part)) != 0) {
+        if (n > 0) reason_.append(part, static_cast<std::size_t>(n));
+        if (n < 0 && errno != EINTR) break;
+      }
+      ::close(fds[0]);
       taking_over_ = true;
       return;
     }
@@ -141,9 +148,12 @@ class Standby {
     ::waitpid(pid_, nullptr, 0);
   }
   bool taking_over() const { return taking_over_; }
-  [[noreturn]] void take_over() {
-    const char go = 1;
-    if (::write(fd_, &go, 1) != 1) std::_Exit(1);
+  // Why the copy took over (empty in the process that tried the run whole).
+  const std::string& reason() const { return reason_; }
+  [[noreturn]] void take_over(const std::string& reason) {
+    const std::string message = '\1' + reason;
+    if (::write(fd_, message.data(), message.size()) != static_cast<ssize_t>(message.size()))
+      std::_Exit(1);
     ::close(fd_);
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -155,6 +165,7 @@ class Standby {
   pid_t pid_ = -1;
   int fd_ = -1;
   bool taking_over_ = false;
+  std::string reason_;
 };
 
 // The progress line of a long run: from 2 s of wall time on, twice a second, simulated time,
@@ -218,10 +229,11 @@ double input_value(const Problem& problem, int rank, std::uint64_t index) {
   return static_cast<double>(static_cast<int>(h % 256) - 128) / 64.0;
 }
 
-// One simulation of a checked request; nullopt when transfers timed whole met on a resource.
+// One simulation of a checked request; nullopt when transfers timed whole met on a resource
+// (`conflict` then says where).
 std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& kernel,
                                   const Problem& problem, const Layout& layout,
-                                  bool whole_transfers) {
+                                  bool whole_transfers, std::string* conflict = nullptr) {
   RunResult result;
   result.request = request;
   result.request.problem = problem;
@@ -255,8 +267,9 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = whole_transfers;
   options.progress = &progress;
-  Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
-                    options);
+  PlatformConfig config = request.platform;
+  if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
+  Platform platform("platform", config, request.devices, problem, layout, kernel.body, options);
 
   const std::uint64_t n = problem.elements;
   const std::size_t element = dtype_bytes(problem.dtype);
@@ -280,7 +293,10 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (vcd) vcd->close();
 
-  if (outcome.whole_transfers_conflicted) return std::nullopt;
+  if (outcome.whole_transfers_conflicted) {
+    if (conflict != nullptr) *conflict = outcome.conflict;
+    return std::nullopt;
+  }
   if (!outcome.failure.empty()) throw InputError(outcome.failure);
   result.whole_transfers = whole_transfers;
   result.completed = outcome.completed;
@@ -388,6 +404,10 @@ RunResult run_allreduce(const RunRequest& request) {
                      request.platform.name + ")");
   }
   refuse_core_num(problem, kernel);
+  if (kernel.runtime_kernel && !request.platform.codegen.name.empty()) {
+    throw InputError("--codegen " + request.platform.codegen.name + ": " + kernel.name +
+                     " is the runtime's own kernel, not compiled code: no codegen profile applies");
+  }
   const Layout layout = kernel.layout(problem);
   check_memory(request, layout);
 
@@ -396,9 +416,14 @@ RunResult run_allreduce(const RunRequest& request) {
   if (request.detailed_bursts || !request.vcd_path.empty() || !request.trace_path.empty())
     return *simulate(request, kernel, problem, layout, false);
   Standby standby;
-  if (standby.taking_over()) return *simulate(request, kernel, problem, layout, false);
-  std::optional<RunResult> result = simulate(request, kernel, problem, layout, true);
-  if (!result) standby.take_over();
+  if (standby.taking_over()) {
+    RunResult result = *simulate(request, kernel, problem, layout, false);
+    result.bursts_because = standby.reason();
+    return result;
+  }
+  std::string conflict;
+  std::optional<RunResult> result = simulate(request, kernel, problem, layout, true, &conflict);
+  if (!result) standby.take_over(conflict);
   return std::move(*result);
 }
 

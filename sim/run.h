@@ -85,6 +85,8 @@ struct RunResult {
   std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations
   double wall_seconds = 0;
   bool whole_transfers = false;  // DMA transfers were timed as one step each
+  // Why the run went burst by burst after trying transfers whole: where two met.
+  std::string bursts_because;
   double rtol = 0;
   double atol = 0;
 };

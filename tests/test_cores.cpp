@@ -394,12 +394,61 @@ TEST(HostMesh, RefusesWhatTheHostPathDoesNotTake) {
        "(core_num must be 1)"},
       {{"--kernel", "ring", "--core-num", "2", "-p", "a2a3-910b2"},
        "--core-num 2: kernel ring runs one block per rank; only host_mesh takes core_num"},
+      {{"--kernel", "host_mesh", "--codegen", "after", "-p", "a2a3-910b2"},
+       "--codegen after: host_mesh is the runtime's own kernel, not compiled code: no codegen "
+       "profile applies"},
   };
   for (const Refusal& r : refusals) {
     const test::ProcessResult p = test::run_binary(r.args);
     EXPECT_EQ(p.exit_code, 2) << r.message;
     EXPECT_NE(p.err.find(r.message), std::string::npos) << p.err;
   }
+}
+
+// The device time of a run (-q's summary line).
+std::string device_time(std::vector<std::string> args) {
+  args.push_back("-q");
+  const test::ProcessResult p = test::run_binary(args);
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  return p.out.substr(0, p.out.find('\n'));
+}
+
+// The same on a2a3-910b2, two ranks, 4 KiB.
+std::string device_time_910b2(std::vector<std::string> args) {
+  args.insert(args.end(), {"-p", "a2a3-910b2", "-d", "0,1", "--size", "4KiB"});
+  return device_time(args);
+}
+
+// The HOST builtins run the runtime's own TNOTIFY and TWAIT: no pipe barrier before a notify
+// and no whole-cache invalidate after a wait, so making both cost a millisecond leaves their
+// time as it was (the flush and the dsb are still charged), while the compiled builtin mesh,
+// with a barrier per notify, slows by at least one millisecond per notify.
+TEST(HostKernels, RunTheRuntimesOwnSynchronisation) {
+  const std::vector<std::string> costly = {"--sync.pipe_barrier_cycles", "1800000",
+                                           "--sync.cache_invalidate_cycles", "1800000"};
+  for (const char* kernel : {"host_mesh", "host_ring"}) {
+    std::vector<std::string> slow = {"--kernel", kernel};
+    slow.insert(slow.end(), costly.begin(), costly.end());
+    EXPECT_EQ(device_time_910b2({"--kernel", kernel}), device_time_910b2(slow)) << kernel;
+    EXPECT_NE(device_time_910b2({"--kernel", kernel, "--sync.cache_flush_cycles", "1800000"}),
+              device_time_910b2({"--kernel", kernel}))
+        << kernel;
+  }
+  std::vector<std::string> slow = {"--kernel", "builtin"};
+  slow.insert(slow.end(), costly.begin(), costly.end());
+  EXPECT_NE(device_time_910b2({"--kernel", "builtin"}), device_time_910b2(slow));
+}
+
+// The step-04 barrier at P = 3 on a2a3 (no other sync costs): each rank notifies its two peers
+// back to back. The pipe barrier before the first costs 1 us (1800 cycles at 1.8 GHz); the
+// second follows TNOTIFY's own closing pipe barrier and finds the pipes idle, so the run takes
+// exactly 1 us longer (5902.222 -> 6902.222 ns), not 2.
+TEST(Codegen, APipeBarrierRightAfterANotifyCostsNothing) {
+  const std::vector<std::string> run = {"-p", "a2a3", "-d", "0-2", "--kernel", "barrier"};
+  std::vector<std::string> barrier = run;
+  barrier.insert(barrier.end(), {"--sync.pipe_barrier_cycles", "1800"});
+  EXPECT_EQ(device_time(run), "device time: 5902.222 ns");
+  EXPECT_EQ(device_time(barrier), "device time: 6902.222 ns");
 }
 
 // The builtin mesh at P = 4 with three 16 KiB chunks under the two codegen profiles: `after`

@@ -3,6 +3,7 @@
 // registered kernel on every topology, with real data, the JSON (per-rank and per-round
 // records, device time, result) and the printed tables are identical. Where transfers meet on
 // a shared resource the run is redone burst by burst, so the two agree there as well.
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -108,13 +109,26 @@ TEST(WholeTransfers, TheSymmetricRingIsTimedWholeWithTheSameBytes) {
 }
 
 // Pulls of several peers at once from one memory meet on its port: the run is redone burst
-// by burst, and says so by not claiming whole transfers.
+// by burst, and says so: not claiming whole transfers, and naming the two transfers (of two
+// ranks) and the memory port (a third device's, the one both pull from) where they met.
 TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
-  const Outputs whole = run(
-      {"-p", "a2a3", "-d", "0,1,2,3", "-k", "mesh", "--size", "4096", "--dma.queues", "4"}, false);
+  const std::vector<std::string> args = {"-p",   "a2a3",   "-d",   "0,1,2,3",      "-k",
+                                         "mesh", "--size", "4096", "--dma.queues", "4"};
+  const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
   EXPECT_EQ(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
   EXPECT_NE(whole.run.out.find("\nOK\n"), std::string::npos) << whole.run.out;
+  std::smatch where;
+  const std::regex met(
+      "; redone burst by burst: dev([0-3])'s transfer [0-9]+ and dev([0-3])'s transfer [0-9]+ "
+      "met on dev([0-3])\\.memory_port at [0-9]+\\.[0-9]{3} ns\\)\n");
+  ASSERT_TRUE(std::regex_search(whole.run.out, where, met)) << whole.run.out;
+  EXPECT_NE(where[1], where[2]);
+  EXPECT_NE(where[3], where[1]);
+  EXPECT_NE(where[3], where[2]);
+  // Asked for burst by burst, the run has nothing to redo.
+  const Outputs detailed = run(args, true);
+  EXPECT_EQ(detailed.run.out.find("redone"), std::string::npos) << detailed.run.out;
 }
 
 }  // namespace

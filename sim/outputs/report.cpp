@@ -177,7 +177,9 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
     out << std::setprecision(3) << "simulation: " << result.simulated_operations
         << " operations in " << result.wall_seconds << " s wall (" << std::setprecision(0)
         << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
-        << " operations/s" << (result.whole_transfers ? ", transfers timed whole" : "") << ")\n";
+        << " operations/s" << (result.whole_transfers ? ", transfers timed whole" : "");
+    if (!result.bursts_because.empty()) out << "; redone burst by burst: " << result.bursts_because;
+    out << ")\n";
   }
   out << std::setprecision(6) << std::defaultfloat;
   if (!quiet) print_explanation(out, result);

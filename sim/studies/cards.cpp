@@ -9,10 +9,12 @@
 
 #include "kernels/hierarchical.h"
 #include "kernels/host_mesh.h"
+#include "kernels/registry.h"
 #include "kernels/rhd.h"
 #include "kernels/ring.h"
 #include "kernels/tiling.h"
 #include "models/fabric.h"
+#include "sim/codegen.h"
 
 namespace ars {
 
@@ -31,9 +33,14 @@ struct Costs {
         gm(c.gm_bandwidth_GBps * 1e-3),
         gm_read(c.gm_read_latency_cycles * ps_per_cycle),
         gm_write(c.gm_write_latency_cycles * ps_per_cycle),
-        notify((c.pipe_barrier_cycles + c.cache_flush_cycles + c.notify_cycles) * ps_per_cycle),
+        pipe_barrier(barrier_cycles(c) * ps_per_cycle),
+        notify((c.codegen.notify_flush * c.cache_flush_cycles + c.notify_cycles) * ps_per_cycle),
         poll(c.poll_period_cycles * ps_per_cycle),
-        invalidate(c.cache_invalidate_cycles * ps_per_cycle),
+        // Cards run without a codegen profile (the default lowering) or with the runtime's own
+        // synchronisation, so an invalidate follows every wait or none.
+        invalidate(c.codegen.wait_invalidate == Codegen::WaitInvalidate::None
+                       ? 0.0
+                       : c.cache_invalidate_cycles * ps_per_cycle),
         vector_startup(c.vector_startup_cycles * ps_per_cycle),
         vector_rate(c.vector_bytes_per_cycle / ps_per_cycle) {}
 
@@ -42,8 +49,27 @@ struct Costs {
   // Rate of the slowest link from one device to another.
   double path_rate(int from, int to) const { return fabric.route(from, to).bytes_per_ps; }
 
-  // How long a notify from `from` to `to` keeps the core: its costs before the write leaves,
-  // and with acknowledged notifies the atomic's flight, its write and the reply's flight.
+  // The barrier before a notify: a pipe barrier (free right after another notify, whose own
+  // closing pipe barrier left the pipes idle), a drain, or none.
+  static double barrier_cycles(const PlatformConfig& c) {
+    switch (c.codegen.notify_barrier) {
+      case Codegen::NotifyBarrier::PipeAll:
+        return c.pipe_barrier_cycles;
+      case Codegen::NotifyBarrier::Drain:
+        return c.drain_cycles;
+      case Codegen::NotifyBarrier::None:
+        break;
+    }
+    return 0;
+  }
+  // The barrier a notify pays when it follows another at once.
+  double barrier_after_notify() const {
+    return config.codegen.notify_barrier == Codegen::NotifyBarrier::PipeAll ? 0.0 : pipe_barrier;
+  }
+
+  // How long a notify from `from` to `to` keeps the core after its barrier: its costs before
+  // the write leaves, and with acknowledged notifies the atomic's flight, its write and the
+  // reply's flight.
   double notify_time(int from, int to) const {
     if (config.notify_acknowledged == 0) return notify;
     return notify + path_latency(from, to) + gm_write + path_latency(to, from);
@@ -58,8 +84,8 @@ struct Costs {
 
   const PlatformConfig& config;
   Fabric fabric;
-  double ps_per_cycle, setup, mte2, mte3, remote, gm, gm_read, gm_write, notify, poll, invalidate,
-      vector_startup, vector_rate;
+  double ps_per_cycle, setup, mte2, mte3, remote, gm, gm_read, gm_write, pipe_barrier, notify, poll,
+      invalidate, vector_startup, vector_rate;
 };
 
 // One rank's timeline, replaying a kernel's operations against the costs: the DMA queues
@@ -144,8 +170,11 @@ class Timeline {
   // Returns when the notify's write has left the core.
   double notify(int peer) {
     ++card_.notifies;
+    spend_barrier_or_reduce(now_ == notify_end_ ? c_.barrier_after_notify() : c_.pipe_barrier,
+                            &CardRound::barrier_ns);
     const double sent = now_ + c_.notify;
     spend_barrier_or_reduce(c_.notify_time(rank_, peer), &CardRound::barrier_ns);
+    notify_end_ = now_;
     return sent;
   }
   // Waits for a notify that left `from`'s core at `sent`.
@@ -165,9 +194,9 @@ class Timeline {
     }
     for (int src = 0; src < ranks_; ++src) {
       if (src == rank_) continue;
-      double sent = entered;
+      double sent = entered + c_.pipe_barrier;
       for (int peer = 0; peer < rank_; ++peer) {
-        if (peer != src) sent += c_.notify_time(src, peer);
+        if (peer != src) sent += c_.barrier_after_notify() + c_.notify_time(src, peer);
       }
       wait(src, sent + c_.notify);
     }
@@ -204,6 +233,7 @@ class Timeline {
   int ranks_;
   int block_;
   double now_ = 0;
+  double notify_end_ = -1;  // when the last notify ended (none yet: never)
   std::vector<double> queue_free_;
   double last_start_ = 0;    // FIFO: no transfer starts before an earlier one
   double posted_until_ = 0;  // when the posted stores have all landed
@@ -695,7 +725,10 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
   Problem on_devices = problem;
   on_devices.rank_server.clear();
   for (int r = 0; r < problem.ranks; ++r) on_devices.rank_server.push_back(config.server_of(r));
-  const Costs costs(config);
+  // The HOST builtins run the runtime's own synchronisation, as in a run.
+  PlatformConfig sync_config = config;
+  if (find_kernel(kernel).runtime_kernel) sync_config.codegen = runtime_kernel_sync();
+  const Costs costs(sync_config);
   Card card;
   card.kernel = kernel;
   // A rank's card is its slowest block's, with the counts of all its blocks.
@@ -726,7 +759,7 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
   CardTerms& terms = card.terms;
   terms.alpha_ns = (costs.setup + 2 * costs.path_latency(1, 0) + costs.gm_read) / 1000.0;
   terms.alpha_local_ns = (costs.setup + costs.gm_read) / 1000.0;
-  terms.notify_ns = costs.notify_time(1, 0) / 1000.0;
+  terms.notify_ns = (costs.pipe_barrier + costs.notify_time(1, 0)) / 1000.0;
   terms.signal_flight_ns = (costs.path_latency(1, 0) + costs.gm_write) / 1000.0;
   // The far pair's path: on a cluster or SuperPod the slower hop between servers or nodes.
   const double far_rate = costs.path_rate(problem.ranks - 1, 0);
