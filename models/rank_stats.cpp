@@ -90,6 +90,11 @@ bool TransferLog::Shape::operator<(const Shape& other) const {
                   other.flags);
 }
 
+bool TransferLog::Shape::operator==(const Shape& other) const {
+  return bytes == other.bytes && latency_ps == other.latency_ps && peer == other.peer &&
+         resource == other.resource && queue == other.queue && flags == other.flags;
+}
+
 void TransferLog::push_back(const TransferRecord& r) {
   rounds_.add(size(), r.round);
   std::uint32_t submit = 0;
@@ -111,13 +116,22 @@ void TransferLog::push_back(const TransferRecord& r) {
       r.queue,
       static_cast<std::uint8_t>(static_cast<unsigned>(r.op) | (r.misaligned ? kMisaligned : 0) |
                                 static_cast<unsigned>(r.limit.kind) << kLimitShift)};
-  const auto [entry, fresh] =
-      shape_index_.try_emplace(shape, static_cast<std::uint32_t>(shapes_.size()));
-  if (fresh) shapes_.push_back(shape);
+  std::uint32_t index = kWhole;
+  for (const std::uint32_t recent : recent_) {
+    if (recent != kWhole && shapes_[recent] == shape) index = recent;
+  }
+  if (index == kWhole) {
+    const auto [entry, fresh] =
+        shape_index_.try_emplace(shape, static_cast<std::uint32_t>(shapes_.size()));
+    if (fresh) shapes_.push_back(shape);
+    index = entry->second;
+    recent_[next_recent_] = index;
+    next_recent_ = (next_recent_ + 1) % std::size(recent_);
+  }
   packed_.push_back({submit, static_cast<std::uint32_t>(r.start_ps - r.submit_ps),
                      static_cast<std::uint32_t>(r.left_ps - r.start_ps),
                      static_cast<std::uint32_t>(r.finish_ps - r.left_ps),
-                     static_cast<std::uint32_t>(r.held_ps), entry->second});
+                     static_cast<std::uint32_t>(r.held_ps), index});
 }
 
 void SpanLog::push_back(const CoreSpan& span) {

@@ -190,12 +190,17 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
     std::int16_t queue;
     std::uint8_t flags;  // op, misaligned, limit kind
     bool operator<(const Shape& other) const;
+    bool operator==(const Shape& other) const;
   };
   static constexpr std::uint32_t kWhole = UINT32_MAX;
   TimeBases submits_;
   RoundChanges rounds_;
   std::vector<Shape> shapes_;
   std::map<Shape, std::uint32_t> shape_index_;
+  // The shapes used last, looked at before the map: a rank's transfers cycle through a few,
+  // and at thousands of ranks the maps' nodes are far out of the cache.
+  std::uint32_t recent_[4] = {kWhole, kWhole, kWhole, kWhole};
+  std::uint32_t next_recent_ = 0;
   std::vector<TransferRecord> whole_;
 };
 
