@@ -38,10 +38,13 @@ class Platform : public sc_core::sc_module {
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come
     Faults faults;                    // injected on purpose (see models/fault.h)
   };
-  // `rank_devices[r]` is the device rank r runs on.
+  // `rank_devices[r]` is the device rank r runs on. The models keep a reference to `config`,
+  // which must outlive the platform: a temporary would leave them reading a dead object.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config,
            std::vector<int> rank_devices, const Problem& problem, const Layout& layout,
            KernelBody body, Options options);
+  Platform(sc_core::sc_module_name name, PlatformConfig&& config, std::vector<int> rank_devices,
+           const Problem& problem, const Layout& layout, KernelBody body, Options options) = delete;
 
   struct Outcome {
     bool completed = false;  // every rank finished its kernel

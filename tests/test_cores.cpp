@@ -61,7 +61,8 @@ std::vector<std::uint64_t> block_transfers(const std::vector<int>& active, bool 
   const Problem problem = two_block_problem();
   const Layout layout{{{"data", kElements}}, {{"signal", 2, 2}}};
   std::vector<std::uint64_t> elapsed(2, 0);
-  Platform platform("platform", two_block_config(!remote), {0, 1}, problem, layout,
+  const PlatformConfig config = two_block_config(!remote);
+  Platform platform("platform", config, {0, 1}, problem, layout,
                     [&](Rank& r) {
                       if (r.rank() != 0) return;
                       if (std::find(active.begin(), active.end(), r.block()) == active.end())
