@@ -43,7 +43,6 @@ class TicketLog {
     items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(count));
     first_ += count;
   }
-  std::vector<T> release() { return std::move(items_); }
 
  private:
   std::vector<T> items_;

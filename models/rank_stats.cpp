@@ -5,7 +5,6 @@
 #include <cstring>
 #include <deque>
 #include <iterator>
-#include <mutex>
 #include <ostream>
 #include <stdexcept>
 #include <tuple>
@@ -16,9 +15,9 @@ namespace ars {
 namespace {
 
 // Every phase name the process has seen, by index; index 0 is "". A deque keeps the names
-// where they are as it grows, so references to them stay valid.
+// where they are as it grows, so references to them stay valid. Only the simulation's thread
+// makes and reads phases.
 struct PhaseTable {
-  std::mutex mutex;
   std::deque<std::string> names{""};
   std::unordered_map<std::string, std::uint32_t> ids{{"", 0}};
   std::uint32_t last = 0;  // consecutive rounds mostly share their phase
@@ -33,7 +32,6 @@ PhaseTable& phase_table() {
 
 PhaseName::PhaseName(const char* name) {
   PhaseTable& table = phase_table();
-  std::lock_guard<std::mutex> lock(table.mutex);
   if (std::strcmp(table.names[table.last].c_str(), name) != 0) {
     const auto [entry, fresh] =
         table.ids.try_emplace(name, static_cast<std::uint32_t>(table.names.size()));
@@ -44,9 +42,7 @@ PhaseName::PhaseName(const char* name) {
 }
 
 const std::string& PhaseName::str() const {
-  PhaseTable& table = phase_table();
-  std::lock_guard<std::mutex> lock(table.mutex);
-  return table.names[id_];
+  return phase_table().names[id_];
 }
 
 bool operator==(const PhaseName& phase, const char* name) {
