@@ -15,14 +15,6 @@ Tiling::Tiling(std::uint64_t elements_, DType dtype, int tiles_in_flight, std::u
   tile_elements = std::max<std::uint64_t>(1, bytes / element);
 }
 
-std::vector<std::pair<std::uint64_t, std::uint64_t>> Tiling::chunks() const {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-  for (std::uint64_t offset = 0; offset < elements; offset += tile_elements) {
-    out.emplace_back(offset, std::min(tile_elements, elements - offset));
-  }
-  return out;
-}
-
 void copy_through_ub(Rank& r, const Tile& tile, const Tensor& from, const Tensor& to,
                      const Tiling& tiling, std::uint64_t base) {
   for (const auto& [offset, count] : tiling.chunks()) {

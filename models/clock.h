@@ -28,6 +28,12 @@ class Clock {
   double ps_per_cycle_;
 };
 
+// The simulated time now, read inline from the module's context: sc_time_stamp() is a call
+// into the library, and the hot paths ask for the time many times per operation.
+inline const sc_core::sc_time& current_time(const sc_core::sc_object& module) {
+  return module.simcontext()->time_stamp();
+}
+
 inline double GBps_to_bytes_per_ps(double GBps) {
   return GBps * 1e-3;
 }

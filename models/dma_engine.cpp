@@ -60,7 +60,7 @@ void DmaEngine::end_of_elaboration() {
 
 void DmaEngine::forget_landed() {
   if (records_.size() - records_.first() < kRecordsHeld) return;
-  const std::uint64_t now = sc_core::sc_time_stamp().value();
+  const std::uint64_t now = current_time(*this).value();
   std::uint64_t landed = 0;
   for (std::uint64_t t = records_.first();
        t < records_.size() && issued_[t] != 0 && records_[t].finish_ps <= now; ++t) {
@@ -84,12 +84,12 @@ std::uint64_t DmaEngine::submit(const Request& request) {
   }
   TransferRecord record;
   record.bytes = static_cast<std::uint32_t>(request.bytes);
-  record.submit_ps = sc_core::sc_time_stamp().value();
+  record.submit_ps = current_time(*this).value();
   record.misaligned = (request.gm_address & kLocalMask) % full_rate_alignment_ != 0;
   records_.push_back(record);
   // Timed whole, a transfer that an idle queue would start this instant is reserved here and
   // now, by the calling thread: the queue's thread would do the same, a few events later.
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time(*this);
   if (whole_ && setup_ == sc_core::SC_ZERO_TIME && pending_.empty()) {
     for (std::size_t q = 0; q < busy_until_.size(); ++q) {
       if (running_[q] || busy_until_[q] > now) continue;
@@ -123,24 +123,24 @@ double DmaEngine::rate_bytes_per_ps(const Request& request) const {
 void DmaEngine::queue_thread(int queue) {
   for (;;) {
     // A queue holding a transfer reserved by submit() takes the next one when that has left.
-    while (pending_.empty() || busy_until_[queue] > sc_core::sc_time_stamp()) {
-      if (busy_until_[queue] > sc_core::sc_time_stamp()) {
-        sc_core::wait(busy_until_[queue] - sc_core::sc_time_stamp(), work_);
+    while (pending_.empty() || busy_until_[queue] > current_time(*this)) {
+      if (busy_until_[queue] > current_time(*this)) {
+        sc_core::wait(busy_until_[queue] - current_time(*this), work_);
       } else {
         sc_core::wait(work_);
       }
     }
     const Pending job = pending_.front();
     pending_.pop_front();
-    if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), 1);
+    if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), 1);
     // Records are looked up by ticket after every wait: submits may grow the vector meanwhile.
     records_[job.ticket].queue = static_cast<std::int16_t>(queue);
-    records_[job.ticket].start_ps = sc_core::sc_time_stamp().value();
+    records_[job.ticket].start_ps = current_time(*this).value();
     running_[queue] = 1;
     execute(job.request, job.ticket, true);
     running_[queue] = 0;
     issued_[job.ticket] = 1;
-    if (sink_ != nullptr) sink_->record(busy_vars_[queue], sc_core::sc_time_stamp().value(), -1);
+    if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), -1);
     scheduled_.notify(sc_core::SC_ZERO_TIME);
   }
 }
@@ -149,24 +149,24 @@ void DmaEngine::wait_done(std::uint64_t ticket) {
   if (forgotten(ticket)) return;
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
   const sc_time finish = sc_time::from_value(records_[ticket].finish_ps);
-  if (finish > sc_core::sc_time_stamp()) sc_core::wait(finish - sc_core::sc_time_stamp());
+  if (finish > current_time(*this)) sc_core::wait(finish - current_time(*this));
 }
 
 void DmaEngine::wait_left(std::uint64_t ticket) {
   if (forgotten(ticket)) return;
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
   const sc_time left = sc_time::from_value(records_[ticket].left_ps);
-  if (left > sc_core::sc_time_stamp()) sc_core::wait(left - sc_core::sc_time_stamp());
+  if (left > current_time(*this)) sc_core::wait(left - current_time(*this));
 }
 
 bool DmaEngine::done(std::uint64_t ticket) const {
   if (forgotten(ticket)) return true;
-  return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= sc_core::sc_time_stamp().value();
+  return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= current_time(*this).value();
 }
 
 void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue_thread) {
   const double rate = rate_bytes_per_ps(request);
-  const sc_time start = sc_core::sc_time_stamp() + setup_;
+  const sc_time start = current_time(*this) + setup_;
   sc_time finish = start;
   // The burst that lands last names what bound the transfer: its queue's rate when it landed
   // as soon as it was issued, else the resource that held it longest.
@@ -197,7 +197,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
   if (whole_) {
     // The first burst leaves at the start, as it does burst by burst; the others are
     // reserved now, each with its own leaving time as the annotated delay.
-    if (start > sc_core::sc_time_stamp()) sc_core::wait(start - sc_core::sc_time_stamp());
+    if (start > current_time(*this)) sc_core::wait(start - current_time(*this));
     timing->claim.checked = true;
   }
 
@@ -206,15 +206,15 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     // Bursts leave at the queue's rate, timed from the start so rounding never accumulates.
     const sc_time issue = start + ps(std::floor(offset / rate));
     const sc_time issued_by = start + ps(std::floor((offset + length) / rate));
-    if (!whole_ && issue > sc_core::sc_time_stamp())
-      sc_core::wait(issue - sc_core::sc_time_stamp());
+    if (!whole_ && issue > current_time(*this))
+      sc_core::wait(issue - current_time(*this));
     trans.set_address(request.gm_address + offset);
     trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset + offset);
     trans.set_data_length(static_cast<unsigned int>(length));
     trans.set_streaming_width(static_cast<unsigned int>(length));
     trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     // Offsets from now: zero burst by burst, the burst's leaving time when timed whole.
-    sc_time delay = issue - sc_core::sc_time_stamp();
+    sc_time delay = issue - current_time(*this);
     timing->reset(delay);
     timing->claim.at = issue;
     to_noc->b_transport(trans, delay);
@@ -239,7 +239,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
       records_[ticket].finish_ps = finish.value();
       return;
     }
-    const sc_time passed = sc_core::sc_time_stamp() + timing->tail;
+    const sc_time passed = current_time(*this) + timing->tail;
     const sc_time landed = std::max(issued_by, passed) + timing->latency;
     if (landed >= finish) {
       finish = landed;
@@ -257,8 +257,8 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
   // by submit() only records the time instead of waiting for it.
   const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
   record.left_ps = issued_all.value();
-  if (queue_thread && issued_all > sc_core::sc_time_stamp())
-    sc_core::wait(issued_all - sc_core::sc_time_stamp());
+  if (queue_thread && issued_all > current_time(*this))
+    sc_core::wait(issued_all - current_time(*this));
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

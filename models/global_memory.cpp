@@ -130,25 +130,26 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     std::int32_t value;
     std::memcpy(&value, trans.get_data_ptr(), sizeof value);
     // Signal atomics are applied one at a time: each holds the memory for gm.atomic_ns.
-    sc_time start = sc_core::sc_time_stamp() + delay;
+    sc_time start = current_time(*this) + delay;
     if (atomic_hold_ > sc_core::SC_ZERO_TIME) {
       start = std::max(start, atomic_free_);
       atomic_free_ = start + atomic_hold_;
     }
     const sc_time arrival = start + write_latency_;
-    posted_.emplace(std::make_pair(arrival, posted_sequence_++),
-                    PostedWrite{address,
-                                value,
-                                atomic->kind,
-                                {atomic->source_rank, atomic->source_block, atomic->source_notify,
-                                 arrival.value()}});
-    due_.notify(posted_.begin()->first.first - sc_core::sc_time_stamp());
-    delay = arrival - sc_core::sc_time_stamp();  // the response means: applied
+    posted_.push(PostedWrite{arrival,
+                             posted_sequence_++,
+                             address,
+                             value,
+                             atomic->kind,
+                             {atomic->source_rank, atomic->source_block, atomic->source_notify,
+                              arrival.value()}});
+    due_.notify(posted_.top().arrival - current_time(*this));
+    delay = arrival - current_time(*this);  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
 
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time(*this);
   auto* timing = trans.get_extension<BurstTiming>();
   const auto slot = port_.reserve(now + delay, length, timing != nullptr ? timing->flow : 0,
                                   timing != nullptr ? &timing->claim : nullptr);
@@ -179,8 +180,8 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
 }
 
 const GlobalMemory::CellWrite* GlobalMemory::last_write(std::uint64_t address) const {
-  const auto cell = cells_.find(address);
-  return cell == cells_.end() ? nullptr : &cell->second.last;
+  const auto writer = writers_.find(address);
+  return writer == writers_.end() ? nullptr : &writer->second;
 }
 
 unsigned int GlobalMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
@@ -192,10 +193,10 @@ unsigned int GlobalMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
 }
 
 void GlobalMemory::apply_due_signal_writes() {
-  const sc_time now = sc_core::sc_time_stamp();
-  while (!posted_.empty() && posted_.begin()->first.first <= now) {
-    const PostedWrite write = posted_.begin()->second;
-    posted_.erase(posted_.begin());
+  const sc_time now = current_time(*this);
+  while (!posted_.empty() && posted_.top().arrival <= now) {
+    const PostedWrite write = posted_.top();
+    posted_.pop();
     const auto [entry, first_write] = cells_.try_emplace(write.address);
     Cell& cell = entry->second;
     if (first_write) cell.op = write.kind;
@@ -205,14 +206,14 @@ void GlobalMemory::apply_due_signal_writes() {
                      ? write.value
                      : static_cast<std::int32_t>(static_cast<std::uint32_t>(cell.value) +
                                                  static_cast<std::uint32_t>(write.value));
-    cell.last = write.source;
+    if (keep_writers_) writers_[write.address] = write.source;
     if (sink_ != nullptr) {
       auto var = cell_vars_.find(write.address);
       if (var != cell_vars_.end()) sink_->record(var->second, now.value(), cell.value);
     }
     signal_written_.notify(sc_core::SC_ZERO_TIME);
   }
-  if (!posted_.empty()) due_.notify(posted_.begin()->first.first - now);
+  if (!posted_.empty()) due_.notify(posted_.top().arrival - now);
 }
 
 void GlobalMemory::trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,

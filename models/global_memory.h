@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -53,7 +54,11 @@ class GlobalMemory : public sc_core::sc_module {
     sc_core::sc_time when;
   };
   const std::optional<MixedWrite>& mixed_write() const { return mixed_write_; }
-  // The notify that last changed a signal cell, and when it landed (nullptr: none has).
+  // Remembers, per signal cell, the notify that last changed it (the critical path follows
+  // it); off, a cell costs only its value. Set before the simulation starts.
+  void keep_writers(bool on) { keep_writers_ = on; }
+  // The notify that last changed a signal cell, and when it landed (nullptr: none has, or
+  // writers are not kept).
   struct CellWrite {
     int rank;
     int block;
@@ -85,10 +90,16 @@ class GlobalMemory : public sc_core::sc_module {
                       Visit visit);
 
   struct PostedWrite {
+    sc_core::sc_time arrival;
+    std::uint64_t sequence;  // issue order: equal-time updates land in it, deterministically
     std::uint64_t address;
     std::int32_t value;
     AtomicWrite::Kind kind;
     CellWrite source;
+    // The heap's order puts the earliest arrival, then the earliest issued, on top.
+    bool operator<(const PostedWrite& other) const {
+      return arrival != other.arrival ? arrival > other.arrival : sequence > other.sequence;
+    }
   };
 
   Clock clock_;
@@ -100,14 +111,14 @@ class GlobalMemory : public sc_core::sc_module {
   struct Cell {
     std::int32_t value = 0;
     AtomicWrite::Kind op = AtomicWrite::Kind::SignalAdd;  // the first op that wrote it
-    CellWrite last;                                       // the notify that last changed it
   };
   std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
   std::unordered_map<std::uint64_t, Cell> cells_;       // by address
+  bool keep_writers_ = true;
+  std::unordered_map<std::uint64_t, CellWrite> writers_;  // by address, when kept
   std::uint64_t backed_top_ = 0;                        // end of the backed addresses
   std::uint64_t top_ = 0;
-  // Ordered by arrival time, then by issue order, so equal-time updates land deterministically.
-  std::map<std::pair<sc_core::sc_time, std::uint64_t>, PostedWrite> posted_;
+  std::priority_queue<PostedWrite> posted_;  // in flight, the next to land on top
   std::uint64_t posted_sequence_ = 0;
   sc_core::sc_event due_;
   sc_core::sc_event signal_written_;

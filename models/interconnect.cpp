@@ -66,7 +66,7 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
     // holds each link direction for link.atomic_ns, after what is already queued there. The
     // memory returns when the update is applied; the acknowledgement then flies back.
     if (atomic_occupancy_ > sc_core::SC_ZERO_TIME) {
-      const sc_time now = sc_core::sc_time_stamp();
+      const sc_time now = current_time(*this);
       sc_time head = now + delay;
       for (BandwidthResource* link : p.links) head = std::max(head, link->free_at());
       for (BandwidthResource* link : p.links) link->reserve_span(head, atomic_occupancy_, 0);
@@ -82,7 +82,7 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   // flight of pipeline latency (the bursts of a transfer still stream behind each other).
   const sc_time request = trans.is_read() ? path(source, target).latency : sc_core::SC_ZERO_TIME;
   if (timing != nullptr) timing->add_hop(sc_core::SC_ZERO_TIME, request);
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time(*this);
   const std::uint64_t bytes = trans.get_data_length();
   const std::uint64_t flow = timing != nullptr ? timing->flow : 0;
   sc_time head = now + delay;

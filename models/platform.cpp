@@ -43,6 +43,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     Device& device = *devices_.back();
     device.gm.port().describe(d, "dev" + std::to_string(d) + ".memory_port", "gm.bandwidth_GBps");
     noc_.to_memory.bind(device.gm.from_noc);
+    device.gm.keep_writers(options.keep_records);
     if (!device.core) continue;
     for (int b = 0; b < device.blocks(); ++b) {
       noc_.connect_initiator(device.block_dma(b).to_noc, d);

@@ -87,7 +87,7 @@ const Fault* VectorCore::find_fault(Fault::Kind kind, std::uint64_t index) const
 void VectorCore::run() {
   if (stalled()) return;  // a dead core: its peers' waits on it never end
   if (launch_offset_ > sc_core::SC_ZERO_TIME) sc_core::wait(launch_offset_);
-  stats_.start_ps = sc_time_stamp().value();
+  stats_.start_ps = current_time(*this).value();
   // Set-up the device does for every launch before the kernel body runs (no round: the
   // kernel has not started); it counts in the rank's time as it does on hardware.
   if (launch_setup_ > sc_core::SC_ZERO_TIME) {
@@ -105,7 +105,7 @@ void VectorCore::run() {
       sc_core::sc_stop();
     return;
   }
-  stats_.finish_ps = sc_time_stamp().value();
+  stats_.finish_ps = current_time(*this).value();
   stats_.finished = true;
   if (progress_ != nullptr) {
     progress_->reached(stats_.finish_ps);
@@ -135,7 +135,7 @@ void VectorCore::begin_round(const char* phase) {
   RoundRecord next;
   next.round = rounds_begun_++;
   next.phase = phase;
-  next.start_ps = sc_time_stamp().value();
+  next.start_ps = current_time(*this).value();
   if (progress_ != nullptr) progress_->reached(next.start_ps);
   if (!kept_.records || !kept_.rounds) {
     stats_.rounds.clear();
@@ -161,7 +161,7 @@ int VectorCore::round_index() const {
 }
 
 void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref) {
-  const std::uint64_t now = sc_time_stamp().value();
+  const std::uint64_t now = current_time(*this).value();
   if (kept_.records && now > start_ps)
     stats_.spans.push_back({kind, round_index(), ref, start_ps, now});
 }
@@ -176,7 +176,7 @@ void VectorCore::log(const std::string& line) {
   if (!record_schedule_) return;
   const std::string block_part = blocks() > 1 ? " block=" + std::to_string(block()) : "";
   schedule_.push_back("rank=" + std::to_string(rank()) + block_part + " op=" + line);
-  schedule_ps_.push_back(sc_core::sc_time_stamp().value());
+  schedule_ps_.push_back(current_time(*this).value());
 }
 
 void VectorCore::count_sync(SyncInstruction instruction, const sc_time& span) {
@@ -256,9 +256,9 @@ void VectorCore::release(const Tile& tile) {
 }
 
 void VectorCore::await_posted(std::size_t index) {
-  const sc_time begin = sc_time_stamp();
+  const sc_time begin = current_time(*this);
   dma_.wait_done(posted_[index].ticket);
-  round().transfer_ps += (sc_time_stamp() - begin).value();
+  round().transfer_ps += (current_time(*this) - begin).value();
   mark(CoreSpan::Kind::Transfer, begin.value(), static_cast<std::uint32_t>(posted_[index].ticket));
   posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(index));
 }
@@ -266,15 +266,15 @@ void VectorCore::await_posted(std::size_t index) {
 void VectorCore::await_tile_read(const Tile& tile) {
   const std::uint64_t begin = tile.offset;
   const std::uint64_t end = begin + tile.elements * dtype_bytes(tile.dtype);
-  const sc_time start = sc_time_stamp();
+  const sc_time start = current_time(*this);
   for (const PostedStore& store : posted_) {
     if (store.ub_begin < end && begin < store.ub_end) {
-      const std::uint64_t waited_from = sc_time_stamp().value();
+      const std::uint64_t waited_from = current_time(*this).value();
       dma_.wait_left(store.ticket);
       mark(CoreSpan::Kind::Transfer, waited_from, static_cast<std::uint32_t>(store.ticket));
     }
   }
-  round().transfer_ps += (sc_time_stamp() - start).value();
+  round().transfer_ps += (current_time(*this) - start).value();
 }
 
 void VectorCore::await_gm(std::uint64_t begin, std::uint64_t end) {
@@ -348,9 +348,9 @@ void VectorCore::store(const Tile& src, const Tensor& dst, std::uint64_t offset,
   if (config_.codegen.store_fence != 0 && dst.id >= 2) {
     // The fence after a window store: the store lands, then a cache-line flush, a pipe
     // barrier and a dsb, so that no peer can read the window before the bytes are there.
-    const sc_time begin = sc_time_stamp();
+    const sc_time begin = current_time(*this);
     dma_.wait_done(transfer.id);
-    const sc_time landed = sc_time_stamp() - begin;
+    const sc_time landed = current_time(*this) - begin;
     round().barrier_ps += landed.value();
     const sc_time fence = clock_.cycles(config_.cache_flush_cycles + config_.pipe_barrier_cycles +
                                         config_.dsb_cycles);
@@ -388,10 +388,10 @@ Transfer VectorCore::remote_store_async(const Tile& src, const Tensor& window, i
 
 void VectorCore::sync(const Transfer& transfer) {
   settle_invalidate();
-  const sc_time begin = sc_time_stamp();
+  const sc_time begin = current_time(*this);
   dma_.wait_done(transfer.id);
-  if (progress_ != nullptr) progress_->reached(sc_time_stamp().value());
-  round().transfer_ps += (sc_time_stamp() - begin).value();
+  if (progress_ != nullptr) progress_->reached(current_time(*this).value());
+  round().transfer_ps += (current_time(*this) - begin).value();
   mark(CoreSpan::Kind::Transfer, begin.value(), static_cast<std::uint32_t>(transfer.id));
 }
 
@@ -405,7 +405,7 @@ void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count)
   ++stats_.reduces;
   if (record_schedule_)
     log("reduce " + std::string(to_string(problem().op)) + " bytes=" + std::to_string(bytes));
-  const std::uint64_t begin = sc_time_stamp().value();
+  const std::uint64_t begin = current_time(*this).value();
   spend(
       reduce_startup_ + clock_.cycles(static_cast<double>(bytes) / config_.vector_bytes_per_cycle),
       &RoundRecord::reduce_ps);
@@ -431,11 +431,12 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   // drain) that lets no store the peer may read stay behind, the cache-line flush and the
   // atomic's issue. One wait for their sum keeps the timing of the default lowering exact.
   const Codegen& codegen = config_.codegen;
-  const bool pipes_idle = sc_time_stamp().value() == notify_end_ps_;
+  const bool pipes_idle = current_time(*this).value() == notify_end_ps_;
   struct EndMark {
+    const VectorCore& core;
     std::uint64_t& at;
-    ~EndMark() { at = sc_core::sc_time_stamp().value(); }
-  } end_mark{notify_end_ps_};
+    ~EndMark() { at = current_time(core).value(); }
+  } end_mark{*this, notify_end_ps_};
   if (codegen.notify_barrier != Codegen::NotifyBarrier::None) drain_posted();
   NotifyRecord record;
   record.peer = peer;
@@ -444,7 +445,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   record.col = col;
   record.value = value;
   record.dropped = dropped != nullptr;
-  record.start_ps = sc_time_stamp().value();
+  record.start_ps = current_time(*this).value();
   double cycles = config_.notify_cycles;
   if (codegen.notify_barrier == Codegen::NotifyBarrier::PipeAll) {
     if (!pipes_idle) cycles += config_.pipe_barrier_cycles;
@@ -462,7 +463,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   spend(clock_.cycles(cycles), &RoundRecord::barrier_ps);
   const auto ref = static_cast<std::uint32_t>(index);
   mark(CoreSpan::Kind::Notify, record.start_ps, ref);
-  const std::uint64_t issued_ps = sc_time_stamp().value();
+  const std::uint64_t issued_ps = current_time(*this).value();
   record.end_ps = issued_ps;
   keep(stats_.notify_links, NotifyLink{issued_ps, round_index()});
   if (kept_.sync_records) stats_.notify_records.push_back(record);
@@ -489,7 +490,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   if (dsb == sc_core::SC_ZERO_TIME) return;
   spend(dsb, &RoundRecord::barrier_ps);
   mark(CoreSpan::Kind::Notify, issued_ps, ref);
-  if (kept_.sync_records) stats_.notify_records.back().end_ps = sc_time_stamp().value();
+  if (kept_.sync_records) stats_.notify_records.back().end_ps = current_time(*this).value();
 }
 
 void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) {
@@ -502,7 +503,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
     log("wait cell=" + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
         to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : ""));
   if (skipped) return;
-  const sc_time begin = sc_time_stamp();
+  const sc_time begin = current_time(*this);
   auto satisfied = [&] {
     const std::int32_t value = gm_.read_cell(address);
     return cmp == WaitCmp::Eq ? value == expected : value >= expected;
@@ -511,13 +512,13 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   // looks the core sleeps until some cell changes, then skips to the next look.
   std::uint64_t look = 0;
   while (!satisfied()) {
-    blocked_ = {true, info.name, row, col, expected, to_string(cmp), sc_time_stamp().value()};
+    blocked_ = {true, info.name, row, col, expected, to_string(cmp), current_time(*this).value()};
     sc_core::wait(gm_.signal_written());
-    const std::uint64_t elapsed = (sc_time_stamp() - begin).value();
+    const std::uint64_t elapsed = (current_time(*this) - begin).value();
     const std::uint64_t period = poll_period_.value();
     look = period == 0 ? 0 : (elapsed + period - 1) / period;
     const sc_time next_look = begin + sc_time::from_value(look * period);
-    if (next_look > sc_time_stamp()) sc_core::wait(next_look - sc_time_stamp());
+    if (next_look > current_time(*this)) sc_core::wait(next_look - current_time(*this));
   }
   blocked_.blocked = false;
   stats_.polls += look + 1;
@@ -528,7 +529,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   record.expected = expected;
   record.start_ps = begin.value();
   WaitLink link;
-  link.seen_ps = sc_time_stamp().value();
+  link.seen_ps = current_time(*this).value();
   if (kept_.sync_records) record.seen = gm_.read_cell(address);
   if (const GlobalMemory::CellWrite* write = kept_.records ? gm_.last_write(address) : nullptr) {
     link.blocked = write->landed_ps > record.start_ps;
@@ -539,22 +540,22 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   }
   // With a zero poll period the look answers at once, when the cell changed.
   const sc_time answered =
-      std::max(sc_time_stamp(), begin + sc_time::from_value((look + 1) * poll_period_.value()));
-  round().barrier_ps += (sc_time_stamp() - begin).value();
+      std::max(current_time(*this), begin + sc_time::from_value((look + 1) * poll_period_.value()));
+  round().barrier_ps += (current_time(*this) - begin).value();
   switch (config_.codegen.wait_invalidate) {
     case Codegen::WaitInvalidate::EveryWait:
       count_sync(SyncInstruction::Invalidate, invalidate_cost_);
-      spend(answered - sc_time_stamp() + invalidate_cost_, &RoundRecord::barrier_ps);
+      spend(answered - current_time(*this) + invalidate_cost_, &RoundRecord::barrier_ps);
       break;
     case Codegen::WaitInvalidate::WaitAll:
       invalidate_owed_ = true;
-      spend(answered - sc_time_stamp(), &RoundRecord::barrier_ps);
+      spend(answered - current_time(*this), &RoundRecord::barrier_ps);
       break;
     case Codegen::WaitInvalidate::None:
-      spend(answered - sc_time_stamp(), &RoundRecord::barrier_ps);
+      spend(answered - current_time(*this), &RoundRecord::barrier_ps);
       break;
   }
-  record.end_ps = sc_time_stamp().value();
+  record.end_ps = current_time(*this).value();
   mark(CoreSpan::Kind::Wait, record.start_ps, static_cast<std::uint32_t>(stats_.wait_links.size()));
   keep(stats_.wait_links, link);
   if (kept_.sync_records) stats_.wait_records.push_back(record);

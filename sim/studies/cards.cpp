@@ -241,7 +241,7 @@ class Timeline {
   RankCard card_;
 };
 
-using Chunks = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+using Chunks = TileRange;
 
 // Stage-in or stage-out: every tile of the vector loaded and stored (byte offsets).
 void copy_vector(Timeline& t, const Chunks& tiles, std::uint64_t element) {
