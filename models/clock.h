@@ -1,6 +1,8 @@
 // Conversions from the configured clock and rates to simulated time.
 #pragma once
 
+#include <cstdint>
+
 #include <systemc>
 
 namespace ars {
@@ -14,6 +16,14 @@ void init_time_resolution();
 inline sc_core::sc_time ps(double value) {
   static const sc_core::sc_time one_ps = sc_core::sc_time::from_value(1);
   return one_ps * value;
+}
+
+// Integer picoseconds to simulated time, exactly: inline below 2^52 ps (about 75 minutes),
+// where ps() rounds v + 0.5 back to v, and through the library's sc_time::from_value above.
+inline sc_core::sc_time ps_exact(std::uint64_t value) {
+  constexpr std::uint64_t kInlineBelow = std::uint64_t{1} << 52;
+  return value < kInlineBelow ? ps(static_cast<double>(value))
+                              : sc_core::sc_time::from_value(value);
 }
 
 class Clock {

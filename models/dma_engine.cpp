@@ -96,7 +96,7 @@ std::uint64_t DmaEngine::submit(const Request& request) {
       records_[ticket].queue = static_cast<std::int16_t>(q);
       records_[ticket].start_ps = now.value();
       execute(request, ticket, false);
-      busy_until_[q] = sc_time::from_value(records_[ticket].left_ps);
+      busy_until_[q] = ps_exact(records_[ticket].left_ps);
       issued_[ticket] = 1;
       return ticket;
     }
@@ -148,14 +148,14 @@ void DmaEngine::queue_thread(int queue) {
 void DmaEngine::wait_done(std::uint64_t ticket) {
   if (forgotten(ticket)) return;
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
-  const sc_time finish = sc_time::from_value(records_[ticket].finish_ps);
+  const sc_time finish = ps_exact(records_[ticket].finish_ps);
   if (finish > current_time(*this)) sc_core::wait(finish - current_time(*this));
 }
 
 void DmaEngine::wait_left(std::uint64_t ticket) {
   if (forgotten(ticket)) return;
   while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
-  const sc_time left = sc_time::from_value(records_[ticket].left_ps);
+  const sc_time left = ps_exact(records_[ticket].left_ps);
   if (left > current_time(*this)) sc_core::wait(left - current_time(*this));
 }
 

@@ -517,7 +517,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
     const std::uint64_t elapsed = (current_time(*this) - begin).value();
     const std::uint64_t period = poll_period_.value();
     look = period == 0 ? 0 : (elapsed + period - 1) / period;
-    const sc_time next_look = begin + sc_time::from_value(look * period);
+    const sc_time next_look = begin + ps_exact(look * period);
     if (next_look > current_time(*this)) sc_core::wait(next_look - current_time(*this));
   }
   blocked_.blocked = false;
@@ -540,7 +540,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   }
   // With a zero poll period the look answers at once, when the cell changed.
   const sc_time answered =
-      std::max(current_time(*this), begin + sc_time::from_value((look + 1) * poll_period_.value()));
+      std::max(current_time(*this), begin + ps_exact((look + 1) * poll_period_.value()));
   round().barrier_ps += (current_time(*this) - begin).value();
   switch (config_.codegen.wait_invalidate) {
     case Codegen::WaitInvalidate::EveryWait:

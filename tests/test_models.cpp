@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "kernels/api.h"
+#include "models/clock.h"
 #include "models/fabric.h"
 #include "models/platform.h"
 #include "models/rank_stats.h"
@@ -61,6 +62,18 @@ Layout layout_for(int ranks) {
 
 Platform::Outcome run(Platform& platform) {
   return platform.run(sc_core::sc_time(1, sc_core::SC_MS));
+}
+
+TEST(Clock, WholePicosecondsConvertExactlyOnBothSidesOfTheInlineRange) {
+  init_time_resolution();
+  // ps() rounds v + 0.5 down: from 2^52 on, a double cannot hold the half and 2^52 + 1 would
+  // round to 2^52 + 2, so ps_exact hands those to the library.
+  const std::uint64_t edge = std::uint64_t{1} << 52;
+  for (std::uint64_t value : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{999999937},
+                              edge - 1, edge, edge + 1, edge + 3, (std::uint64_t{1} << 60) + 1}) {
+    EXPECT_EQ(ps_exact(value).value(), value) << value;
+  }
+  EXPECT_NE(ps(static_cast<double>(edge + 1)).value(), edge + 1);  // why the edge is there
 }
 
 TEST(DmaEngine, LocalLoadAndStoreTakeSetupPlusBytesOverRatePlusLatency) {
