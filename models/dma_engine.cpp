@@ -206,8 +206,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     // Bursts leave at the queue's rate, timed from the start so rounding never accumulates.
     const sc_time issue = start + ps(std::floor(offset / rate));
     const sc_time issued_by = start + ps(std::floor((offset + length) / rate));
-    if (!whole_ && issue > current_time(*this))
-      sc_core::wait(issue - current_time(*this));
+    if (!whole_ && issue > current_time(*this)) sc_core::wait(issue - current_time(*this));
     trans.set_address(request.gm_address + offset);
     trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset + offset);
     trans.set_data_length(static_cast<unsigned int>(length));

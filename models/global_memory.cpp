@@ -136,13 +136,13 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
       atomic_free_ = start + atomic_hold_;
     }
     const sc_time arrival = start + write_latency_;
-    posted_.push(PostedWrite{arrival,
-                             posted_sequence_++,
-                             address,
-                             value,
-                             atomic->kind,
-                             {atomic->source_rank, atomic->source_block, atomic->source_notify,
-                              arrival.value()}});
+    posted_.push(PostedWrite{
+        arrival,
+        posted_sequence_++,
+        address,
+        value,
+        atomic->kind,
+        {atomic->source_rank, atomic->source_block, atomic->source_notify, arrival.value()}});
     due_.notify(posted_.top().arrival - current_time(*this));
     delay = arrival - current_time(*this);  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -116,7 +116,7 @@ class GlobalMemory : public sc_core::sc_module {
   std::unordered_map<std::uint64_t, Cell> cells_;       // by address
   bool keep_writers_ = true;
   std::unordered_map<std::uint64_t, CellWrite> writers_;  // by address, when kept
-  std::uint64_t backed_top_ = 0;                        // end of the backed addresses
+  std::uint64_t backed_top_ = 0;                          // end of the backed addresses
   std::uint64_t top_ = 0;
   std::priority_queue<PostedWrite> posted_;  // in flight, the next to land on top
   std::uint64_t posted_sequence_ = 0;
