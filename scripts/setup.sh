@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# python3-matplotlib draws the scripts' plots; installed here so that their test runs too.
 packages=(cmake g++ ninja-build pkg-config libsystemc-dev libboost-program-options-dev
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev gtkwave parallel)
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev gtkwave parallel python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
