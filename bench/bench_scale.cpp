@@ -1,15 +1,17 @@
-// How the simulator scales with the rank count: the hand ring, 1 MiB per rank, --timing-only,
-// on ring8 grown to P devices, run as the command a user types (the allreduce-sim binary next
-// to this one, stdout into a file):
-//   allreduce-sim -p ring8 --platform.devices P -d 0,...,P-1 -k ring --size 1MiB --timing-only
+// How the simulator scales with the rank count, run as the command a user types (the
+// allreduce-sim binary next to this one, stdout into a file), 1 MiB per rank, --timing-only:
+//   RingTimingOnly:    the hand ring on ring8 grown to P devices
+//     allreduce-sim -p ring8 --platform.devices P -d 0,...,P-1 -k ring --size 1MiB --timing-only
+//   ClusterTimingOnly: the hand ring and the hierarchical kernel on a2a3-cluster, P/8 servers
+//     allreduce-sim -p a2a3-cluster --cluster.servers P/8 -d all -k KERNEL --size 1MiB ...
 //
 // Counters: process_wall_s (the whole process: elaboration, simulation, report),
 // sim_wall_s and sim_ops_per_s (the simulation alone, from the report's last lines) and
-// peak_rss_MiB (the process's peak resident memory, from wait4). The `quiet` family adds -q,
-// as the targets' command does: its summary shows no record, so the run keeps none, and
+// peak_rss_MiB (the process's peak resident memory, from wait4). The `quiet` families add -q,
+// as the targets' commands do: the summary shows no record, so the run keeps none, and
 // only process_wall_s and peak_rss_MiB are reported (-q prints no rate). Targets, not asserted:
-// P = 1024 within 10 s and 1.5 GB, P = 4096 within 60 s and 6 GB, ops/s at P = 1024 within
-// 2x of P = 8.
+// the ring at P = 1024 (ring8 and the cluster) within 10 s and 1.5 GB, at P = 4096 within 60 s
+// and 6 GB, ops/s at P = 1024 within 2x of P = 8; hierarchical at 1024 NPUs within 10 s.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -71,13 +73,8 @@ ProcessRun run_command(std::vector<std::string> args) {
   return run;
 }
 
-void RingTimingOnly(benchmark::State& state, const std::string& platform, bool quiet) {
-  const int ranks = static_cast<int>(state.range(0));
-  std::string devices;
-  for (int d = 0; d < ranks; ++d) devices += (d == 0 ? "" : ",") + std::to_string(d);
-  std::vector<std::string> args = {
-      "-p",     platform, "--platform.devices", std::to_string(ranks), "-d", devices, "-k", "ring",
-      "--size", "1MiB",   "--timing-only"};
+// Runs `args` once per iteration and reports the counters above.
+void measure(benchmark::State& state, std::vector<std::string> args, bool quiet) {
   if (quiet) args.push_back("-q");
   double process_seconds = 0, simulation_seconds = 0, operations = 0, peak = 0;
   for (auto _ : state) {
@@ -88,7 +85,7 @@ void RingTimingOnly(benchmark::State& state, const std::string& platform, bool q
     if (!run.ok || at == std::string::npos ||
         (!quiet && std::sscanf(run.out.c_str() + at, "simulation: %lf operations in %lf", &ops,
                                &seconds) != 2)) {
-      state.SkipWithError("the ring did not run to the end");
+      state.SkipWithError("the allreduce did not run to the end");
       return;
     }
     state.SetIterationTime(run.wall_seconds);
@@ -104,13 +101,39 @@ void RingTimingOnly(benchmark::State& state, const std::string& platform, bool q
   state.counters["sim_wall_s"] = simulation_seconds / iterations;
   state.counters["sim_ops_per_s"] = operations / simulation_seconds;
 }
-// One process per point, P = 8 to 4096.
+
+void RingTimingOnly(benchmark::State& state, bool quiet) {
+  const int ranks = static_cast<int>(state.range(0));
+  std::string devices;
+  for (int d = 0; d < ranks; ++d) devices += (d == 0 ? "" : ",") + std::to_string(d);
+  measure(state,
+          {"-p", "ring8", "--platform.devices", std::to_string(ranks), "-d", devices, "-k", "ring",
+           "--size", "1MiB", "--timing-only"},
+          quiet);
+}
+
+void ClusterTimingOnly(benchmark::State& state, const std::string& kernel, bool quiet) {
+  constexpr int kNpusPerServer = 8;  // a2a3-cluster's cluster.npus_per_server
+  const int servers = static_cast<int>(state.range(0)) / kNpusPerServer;
+  measure(state,
+          {"-p", "a2a3-cluster", "--cluster.servers", std::to_string(servers), "-d", "all", "-k",
+           kernel, "--size", "1MiB", "--timing-only"},
+          quiet);
+}
+
+// One process per point.
 void RankCounts(benchmark::internal::Benchmark* points) {
   points->Arg(8)->Arg(256)->Arg(1024)->Arg(4096)->UseManualTime()->Iterations(1)->Unit(
       benchmark::kSecond);
 }
-BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("ring8"), false)->Apply(RankCounts);
-BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, std::string("ring8"), true)->Apply(RankCounts);
+void NpuCounts(benchmark::internal::Benchmark* points) {
+  points->Arg(128)->Arg(1024)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+}
+BENCHMARK_CAPTURE(RingTimingOnly, ring8, false)->Apply(RankCounts);
+BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, true)->Apply(RankCounts);
+BENCHMARK_CAPTURE(ClusterTimingOnly, ring_quiet, std::string("ring"), true)->Apply(NpuCounts);
+BENCHMARK_CAPTURE(ClusterTimingOnly, hierarchical_quiet, std::string("hierarchical"), true)
+    ->Apply(NpuCounts);
 
 }  // namespace
 }  // namespace ars
