@@ -1,7 +1,7 @@
 // How the simulator scales with the rank count, run as the command a user types (the
 // allreduce-sim binary next to this one, stdout into a file), 1 MiB per rank, --timing-only:
 //   RingTimingOnly:    the hand ring on ring8 grown to P devices
-//     allreduce-sim -p ring8 --platform.devices P -d 0,...,P-1 -k ring --size 1MiB --timing-only
+//     allreduce-sim -p ring8 --platform.devices P -d all -k ring --size 1MiB --timing-only
 //   ClusterTimingOnly: the hand ring and the hierarchical kernel on a2a3-cluster, P/8 servers
 //     allreduce-sim -p a2a3-cluster --cluster.servers P/8 -d all -k KERNEL --size 1MiB ...
 //
@@ -103,12 +103,9 @@ void measure(benchmark::State& state, std::vector<std::string> args, bool quiet)
 }
 
 void RingTimingOnly(benchmark::State& state, bool quiet) {
-  const int ranks = static_cast<int>(state.range(0));
-  std::string devices;
-  for (int d = 0; d < ranks; ++d) devices += (d == 0 ? "" : ",") + std::to_string(d);
   measure(state,
-          {"-p", "ring8", "--platform.devices", std::to_string(ranks), "-d", devices, "-k", "ring",
-           "--size", "1MiB", "--timing-only"},
+          {"-p", "ring8", "--platform.devices", std::to_string(state.range(0)), "-d", "all", "-k",
+           "ring", "--size", "1MiB", "--timing-only"},
           quiet);
 }
 
