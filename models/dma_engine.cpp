@@ -22,6 +22,29 @@ constexpr std::size_t kQueueStackBytes = 64 * 1024;
 // look at a record long out of the cache.
 constexpr std::uint64_t kRecordsHeld = 128;
 
+// Built out of line, so that no stream or string widens the frames of submit() and the burst
+// loop (see vector_core.cpp).
+[[gnu::cold, gnu::noinline]] std::string conflict_message(int device, std::uint64_t ticket,
+                                                          const Claim& claim) {
+  std::ostringstream where;
+  where << "dev" << device << "'s transfer " << ticket << " and dev" << (claim.conflict_flow >> 32)
+        << "'s transfer " << (claim.conflict_flow & 0xffffffffu) - 1 << " met on "
+        << claim.conflict_resource->place() << " at " << std::fixed << std::setprecision(3)
+        << to_ns(claim.at) << " ns";
+  return where.str();
+}
+
+[[gnu::cold, gnu::noinline, noreturn]] void throw_oversized(std::uint64_t bytes) {
+  throw std::length_error("a DMA transfer of " + std::to_string(bytes) +
+                          " bytes: at most 4 GiB at once");
+}
+
+[[gnu::cold, gnu::noinline]] void report_burst_failure(const char* engine, std::uint64_t address) {
+  std::ostringstream message;
+  message << "DMA burst failed at address 0x" << std::hex << address;
+  SC_REPORT_ERROR(engine, message.str().c_str());
+}
+
 }  // namespace
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device)
@@ -78,10 +101,7 @@ std::uint64_t DmaEngine::submit(const Request& request) {
   forget_landed();
   const std::uint64_t ticket = issued_.size();
   issued_.push_back(0);
-  if (request.bytes > UINT32_MAX) {
-    throw std::length_error("a DMA transfer of " + std::to_string(request.bytes) +
-                            " bytes: at most 4 GiB at once");
-  }
+  if (request.bytes > UINT32_MAX) throw_oversized(request.bytes);
   TransferRecord record;
   record.bytes = static_cast<std::uint32_t>(request.bytes);
   record.submit_ps = current_time(*this).value();
@@ -218,21 +238,13 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     timing->claim.at = issue;
     to_noc->b_transport(trans, delay);
     if (!trans.is_response_ok()) {
-      SC_REPORT_ERROR(
-          name(), ("DMA burst failed at address 0x" + std::to_string(trans.get_address())).c_str());
+      report_burst_failure(name(), trans.get_address());
       records_[ticket].finish_ps = finish.value();
       return;
     }
     if (timing->claim.conflict) {
       conflicted_ = true;
-      const Claim& claim = timing->claim;
-      std::ostringstream where;
-      where << "dev" << device_ << "'s transfer " << ticket << " and dev"
-            << (claim.conflict_flow >> 32) << "'s transfer "
-            << (claim.conflict_flow & 0xffffffffu) - 1 << " met on "
-            << claim.conflict_resource->place() << " at " << std::fixed << std::setprecision(3)
-            << to_ns(claim.at) << " ns";
-      conflict_ = where.str();
+      conflict_ = conflict_message(device_, ticket, timing->claim);
       if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
         sc_core::sc_stop();
       records_[ticket].finish_ps = finish.value();

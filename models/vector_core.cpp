@@ -12,6 +12,62 @@ namespace ars {
 using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 
+namespace {
+
+// The messages of the hot operations are built out of line: a rank's stack is cold in the
+// caches each time its thread resumes, so every line its frames span costs a miss, and stream
+// and string temporaries would widen the frames of transfers, notifies and waits.
+[[gnu::cold, gnu::noinline, noreturn]] void throw_misfit(const char* op, std::uint64_t count,
+                                                         std::uint64_t offset,
+                                                         const TensorInfo& info,
+                                                         std::uint64_t tile_elements) {
+  std::ostringstream message;
+  message << op << " of " << count << " elements at offset " << offset << " does not fit "
+          << info.name << " (" << info.elements << " elements) or the tile (" << tile_elements
+          << " elements)";
+  throw InputError(message.str());
+}
+
+[[gnu::cold, gnu::noinline]] std::string transfer_line(const char* op, int peer,
+                                                       const std::string& window,
+                                                       std::uint64_t offset, std::uint64_t bytes,
+                                                       bool atomic_add) {
+  std::ostringstream line;
+  line << op << " peer=" << peer << " window=" << window << " offset=" << offset
+       << " bytes=" << bytes;
+  if (atomic_add) line << " atomic_add";
+  return line.str();
+}
+
+[[gnu::cold, gnu::noinline]] std::string notify_line(int peer, const std::string& signal, int row,
+                                                     int col, NotifyOp op, std::int32_t value,
+                                                     bool dropped) {
+  return "notify peer=" + std::to_string(peer) + " cell=" + signal + "[" + std::to_string(row) +
+         "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
+         (dropped ? " dropped" : "");
+}
+
+[[gnu::cold, gnu::noinline]] std::string wait_line(const std::string& signal, int row, int col,
+                                                   WaitCmp cmp, std::int32_t expected,
+                                                   bool skipped) {
+  return "wait cell=" + signal + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
+         to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : "");
+}
+
+// Out of line for the same reason: a wait that blocks says on what, for the deadlock report.
+[[gnu::noinline]] void mark_blocked(BlockedWait& blocked, const SignalInfo& info, int row, int col,
+                                    std::int32_t expected, WaitCmp cmp, std::uint64_t now_ps) {
+  blocked.blocked = true;
+  blocked.signal = info.name;
+  blocked.row = row;
+  blocked.col = col;
+  blocked.expected = expected;
+  blocked.cmp = to_string(cmp);
+  blocked.since_ps = now_ps;
+}
+
+}  // namespace
+
 const char* to_string(SyncInstruction instruction) {
   switch (instruction) {
     case SyncInstruction::PipeBarrier:
@@ -292,13 +348,8 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
                                     std::uint64_t offset, std::uint64_t count, bool atomic_add) {
   settle_invalidate();
   const TensorInfo& info = tensor_info(tensor);
-  if (offset > info.elements || count > info.elements - offset || count > tile.elements) {
-    std::ostringstream message;
-    message << op << " of " << count << " elements at offset " << offset << " does not fit "
-            << info.name << " (" << info.elements << " elements) or the tile (" << tile.elements
-            << " elements)";
-    throw InputError(message.str());
-  }
+  if (offset > info.elements || count > info.elements - offset || count > tile.elements)
+    throw_misfit(op, count, offset, info, tile.elements);
   const std::size_t element_bytes = dtype_bytes(info.dtype);
   const std::uint64_t bytes = count * element_bytes;
   const int device = peer_device(peer);
@@ -319,13 +370,7 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
   }
   round().bytes += bytes;
   ++stats_.transfers;
-  if (record_schedule_) {
-    std::ostringstream line;
-    line << op << " peer=" << peer << " window=" << info.name << " offset=" << offset
-         << " bytes=" << bytes;
-    if (atomic_add) line << " atomic_add";
-    log(line.str());
-  }
+  if (record_schedule_) log(transfer_line(op, peer, info.name, offset, bytes, atomic_add));
   const std::uint64_t ticket = dma_.submit(request);
   TransferRecord& record = dma_.record(ticket);
   record.op = direction == DmaEngine::Direction::ToUb
@@ -423,10 +468,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   const std::uint64_t index = stats_.notifies++;
   const Fault* dropped = find_fault(Fault::Kind::DropNotify, index);
   if (const Fault* changed = find_fault(Fault::Kind::NotifyValue, index)) value = changed->value;
-  if (record_schedule_)
-    log("notify peer=" + std::to_string(peer) + " cell=" + info.name + "[" + std::to_string(row) +
-        "," + std::to_string(col) + "] " + to_string(op) + " value=" + std::to_string(value) +
-        (dropped != nullptr ? " dropped" : ""));
+  if (record_schedule_) log(notify_line(peer, info.name, row, col, op, value, dropped != nullptr));
   // What the codegen emits before the write leaves the core: a pipe barrier (or a narrower
   // drain) that lets no store the peer may read stay behind, the cache-line flush and the
   // atomic's issue. One wait for their sum keeps the timing of the default lowering exact.
@@ -499,9 +541,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
       info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col);
   const std::uint64_t index = stats_.waits++;
   const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
-  if (record_schedule_)
-    log("wait cell=" + info.name + "[" + std::to_string(row) + "," + std::to_string(col) + "] " +
-        to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : ""));
+  if (record_schedule_) log(wait_line(info.name, row, col, cmp, expected, skipped));
   if (skipped) return;
   const sc_time begin = current_time(*this);
   auto satisfied = [&] {
@@ -512,7 +552,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   // looks the core sleeps until some cell changes, then skips to the next look.
   std::uint64_t look = 0;
   while (!satisfied()) {
-    blocked_ = {true, info.name, row, col, expected, to_string(cmp), current_time(*this).value()};
+    mark_blocked(blocked_, info, row, col, expected, cmp, current_time(*this).value());
     sc_core::wait(gm_.signal_written());
     const std::uint64_t elapsed = (current_time(*this) - begin).value();
     const std::uint64_t period = poll_period_.value();
