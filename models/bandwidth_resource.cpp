@@ -10,7 +10,7 @@ namespace ars {
 using sc_core::sc_time;
 
 BandwidthResource::BandwidthResource(std::string name, double bytes_per_ps)
-    : name_(std::move(name)), bytes_per_ps_(bytes_per_ps) {}
+    : bytes_per_ps_(bytes_per_ps), name_(std::move(name)) {}
 
 sc_time BandwidthResource::duration(std::uint64_t bytes) const {
   return ps(static_cast<double>(bytes) / bytes_per_ps_);

@@ -111,6 +111,9 @@ class DmaEngine : public sc_core::sc_module {
   // The ticket's transfer has landed and its record was dropped.
   bool forgotten(std::uint64_t ticket) const { return ticket < records_.first(); }
 
+  // What every transfer reads and writes comes first, packed into as few cache lines as may
+  // be: an engine's state is cold each time its rank resumes. Events, messages and the
+  // records kept for reports follow.
   Clock clock_;
   int device_;
   sc_core::sc_time setup_;
@@ -123,19 +126,14 @@ class DmaEngine : public sc_core::sc_module {
   std::uint8_t* ub_ = nullptr;
   bool whole_ = false;
   bool conflicted_ = false;
-  std::string conflict_;
-
+  bool keep_records_ = true;
+  TicketLog<TransferRecord> records_;  // finish_ps valid once issued
+  TicketLog<char> issued_;
   struct Pending {
     std::uint64_t ticket;
     Request request;
   };
   std::deque<Pending> pending_;
-  sc_core::sc_event work_;
-  sc_core::sc_event scheduled_;        // a transfer's completion time became known
-  TicketLog<TransferRecord> records_;  // finish_ps valid once issued
-  TransferLog landed_;                 // with kept records: those dropped from records_
-  TicketLog<char> issued_;
-  bool keep_records_ = true;
   // Per queue: free from this time on (a transfer reserved by submit()), and whether its
   // thread is executing a transfer now.
   std::vector<sc_core::sc_time> busy_until_;
@@ -144,6 +142,11 @@ class DmaEngine : public sc_core::sc_module {
   // when made. Each carries its BurstTiming for good.
   std::vector<std::unique_ptr<tlm::tlm_generic_payload>> payloads_;
   TraceSink* sink_ = nullptr;
+
+  sc_core::sc_event work_;
+  sc_core::sc_event scheduled_;  // a transfer's completion time became known
+  std::string conflict_;
+  TransferLog landed_;  // with kept records: those dropped from records_
   std::vector<int> busy_vars_;
 };
 

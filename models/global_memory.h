@@ -102,27 +102,29 @@ class GlobalMemory : public sc_core::sc_module {
     }
   };
 
+  // What every access reads and writes comes first, in as few cache lines as may be: a
+  // memory is cold in the caches each time one of its users resumes.
   Clock clock_;
   sc_core::sc_time read_latency_;
   sc_core::sc_time write_latency_;
   sc_core::sc_time atomic_hold_;
   sc_core::sc_time atomic_free_;  // when the next signal atomic may be applied
-  BandwidthResource port_;
+  std::uint64_t backed_top_ = 0;  // end of the backed addresses
+  std::uint64_t top_ = 0;
+  std::uint64_t posted_sequence_ = 0;
+  bool keep_writers_ = true;
+  TraceSink* sink_ = nullptr;
+  std::priority_queue<PostedWrite> posted_;  // in flight, the next to land on top
   struct Cell {
     std::int32_t value = 0;
     AtomicWrite::Kind op = AtomicWrite::Kind::SignalAdd;  // the first op that wrote it
   };
-  std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
   std::unordered_map<std::uint64_t, Cell> cells_;       // by address
-  bool keep_writers_ = true;
-  std::unordered_map<std::uint64_t, CellWrite> writers_;  // by address, when kept
-  std::uint64_t backed_top_ = 0;                          // end of the backed addresses
-  std::uint64_t top_ = 0;
-  std::priority_queue<PostedWrite> posted_;  // in flight, the next to land on top
-  std::uint64_t posted_sequence_ = 0;
+  std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
+  BandwidthResource port_;
   sc_core::sc_event due_;
   sc_core::sc_event signal_written_;
-  TraceSink* sink_ = nullptr;
+  std::unordered_map<std::uint64_t, CellWrite> writers_;  // by address, when kept
   std::map<std::uint64_t, int> cell_vars_;
   std::optional<MixedWrite> mixed_write_;
 };

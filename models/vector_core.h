@@ -150,6 +150,14 @@ class VectorCore : public sc_core::sc_module, public Rank {
   sc_core::sc_time reduce_startup_;
   sc_core::sc_time launch_offset_;
   sc_core::sc_time launch_setup_;
+  // Looked at by every operation: kept beside the costs, in the lines a resumed rank reads
+  // first (its state is cold in the caches each time its thread resumes).
+  bool record_schedule_ = false;
+  KeptRecords kept_;
+  RunProgress* progress_ = nullptr;
+  TraceSink* sink_ = nullptr;
+  Faults faults_;
+  AtomicWrite* notify_atomic_;  // owned by notify_trans_
 
   struct PostedStore {
     std::uint64_t ticket;
@@ -159,19 +167,13 @@ class VectorCore : public sc_core::sc_module, public Rank {
   std::vector<PostedStore> posted_;
 
   RankStats stats_;
-  BlockedWait blocked_;
-  std::string failure_;
-  bool record_schedule_ = false;
-  KeptRecords kept_;
   int rounds_begun_ = 0;
-  std::vector<std::string> schedule_;
-  std::vector<std::uint64_t> schedule_ps_;
-  Faults faults_;
-  RunProgress* progress_ = nullptr;
   // The notifies' transaction, made once: a payload allocates its extension table when made.
   tlm::tlm_generic_payload notify_trans_;
-  AtomicWrite* notify_atomic_;  // owned by notify_trans_
-  TraceSink* sink_ = nullptr;
+  BlockedWait blocked_;
+  std::string failure_;
+  std::vector<std::string> schedule_;
+  std::vector<std::uint64_t> schedule_ps_;
   int phase_var_ = -1;
   int round_var_ = -1;
 };
