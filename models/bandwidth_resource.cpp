@@ -38,7 +38,10 @@ BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earli
       claim->conflict = true;
       claim->conflict_resource = this;
       claim->conflict_flow = claim_flow_;
+      claim->conflict_from = claimed_from_;
+      claim->conflict_until = claimed_until_;
     }
+    if (claim_flow_ != flow) claimed_from_ = claim->at;
     claim_flow_ = flow;
     claimed_until_ = claim->at;
   }

@@ -23,9 +23,12 @@ struct Claim {
   bool checked = false;  // the burst belongs to a transfer timed whole
   sc_core::sc_time at;   // when the burst asks
   bool conflict = false;
-  // Where: the resource and the flow that had asked there at or after `at`.
+  // Where: the resource, the flow that had asked there at or after `at`, and the span of that
+  // flow's asks there (starting at `at` too when the two began at the same instant: a tie).
   const BandwidthResource* conflict_resource = nullptr;
   std::uint64_t conflict_flow = 0;
+  sc_core::sc_time conflict_from;
+  sc_core::sc_time conflict_until;
 };
 
 class BandwidthResource {
@@ -76,6 +79,7 @@ class BandwidthResource {
   std::uint64_t bytes_moved_ = 0;
   std::uint64_t last_flow_ = 0;
   std::uint64_t claim_flow_ = 0;
+  sc_core::sc_time claimed_from_;
   sc_core::sc_time claimed_until_;
   TraceSink* sink_ = nullptr;
   std::string name_;

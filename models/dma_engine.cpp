@@ -26,11 +26,19 @@ constexpr std::uint64_t kRecordsHeld = 128;
 // loop (see vector_core.cpp).
 [[gnu::cold, gnu::noinline]] std::string conflict_message(int device, std::uint64_t ticket,
                                                           const Claim& claim) {
+  const int other = static_cast<int>(claim.conflict_flow >> 32);
   std::ostringstream where;
-  where << "dev" << device << "'s transfer " << ticket << " and dev" << (claim.conflict_flow >> 32)
-        << "'s transfer " << (claim.conflict_flow & 0xffffffffu) - 1 << " met on "
-        << claim.conflict_resource->place() << " at " << std::fixed << std::setprecision(3)
-        << to_ns(claim.at) << " ns";
+  where << "dev" << device << "'s transfer " << ticket << " and dev" << other << "'s transfer "
+        << (claim.conflict_flow & 0xffffffffu) - 1 << " met on " << claim.conflict_resource->place()
+        << " at " << std::fixed << std::setprecision(3) << to_ns(claim.at) << " ns";
+  // Two transfers starting there at the same instant have no order of their own (SystemC's
+  // order of same-time events decides it, burst by burst); otherwise one asked inside the
+  // span of the other's bursts, already reserved.
+  if (claim.at == claim.conflict_from)
+    where << ", both starting there at that instant";
+  else
+    where << ", inside dev" << other << "'s bursts there (" << to_ns(claim.conflict_from) << " to "
+          << to_ns(claim.conflict_until) << " ns)";
   return where.str();
 }
 

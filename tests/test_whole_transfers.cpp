@@ -110,7 +110,8 @@ TEST(WholeTransfers, TheSymmetricRingIsTimedWholeWithTheSameBytes) {
 
 // Pulls of several peers at once from one memory meet on its port: the run is redone burst
 // by burst, and says so: not claiming whole transfers, and naming the two transfers (of two
-// ranks) and the memory port (a third device's, the one both pull from) where they met.
+// ranks), the memory port (a third device's, the one both pull from) where they met, and that
+// they started there at the same instant (a tie).
 TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   const std::vector<std::string> args = {"-p",   "a2a3",   "-d",   "0,1,2,3",      "-k",
                                          "mesh", "--size", "4096", "--dma.queues", "4"};
@@ -125,7 +126,7 @@ TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   double at_ns = 0;
   ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
                         "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
-                        "on dev%d.memory_port at %lf ns)%n",
+                        "on dev%d.memory_port at %lf ns, both starting there at that instant)%n",
                         &puller, &transfer, &other, &other_transfer, &memory, &at_ns, &end),
             6)
       << whole.run.out;
@@ -137,6 +138,61 @@ TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   // Asked for burst by burst, the run has nothing to redo.
   const Outputs detailed = run(args, true);
   EXPECT_EQ(detailed.run.out.find("redone"), std::string::npos) << detailed.run.out;
+}
+
+// Eight blocks of a rank pull through their device's one memory port: one block's transfer
+// asks there while another's bursts, reserved from an earlier instant, are still to come. The
+// report names that span, and the time they met lies inside it.
+TEST(WholeTransfers, AMeetingInsideAnotherTransfersBurstsNamesTheirSpan) {
+  const std::vector<std::string> args = {"-p",     "a2a3-910b2", "-d",           "0-3",
+                                         "-k",     "host_mesh",  "--core-num",   "8",
+                                         "--size", "1MiB",       "--timing-only"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
+  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  int asker = -1, other = -1, memory = -1, named = -1, end = 0;
+  unsigned transfer = 0, other_transfer = 0;
+  double at_ns = 0, from_ns = 0, until_ns = 0;
+  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+                        "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
+                        "on dev%d.memory_port at %lf ns, inside dev%d's bursts there (%lf to %lf "
+                        "ns))%n",
+                        &asker, &transfer, &other, &other_transfer, &memory, &at_ns, &named,
+                        &from_ns, &until_ns, &end),
+            9)
+      << whole.run.out;
+  EXPECT_GT(end, 0);
+  EXPECT_EQ(named, other);
+  EXPECT_LT(from_ns, at_ns);
+  EXPECT_LE(at_ns, until_ns);
+}
+
+// On a cluster the ring's cross-server flows (NPU 7 of one server to NPU 0 of the next) cross
+// the spines to leaf 0 together: the run names a spine's link down to leaf 0 and a tie.
+TEST(WholeTransfers, TheClusterRingsCrossServerFlowsStartTogetherOnASpine) {
+  const std::vector<std::string> args = {
+      "-p",     "a2a3-cluster", "--cluster.servers", "2", "-d", "all", "-k", "ring",
+      "--size", "1MiB",         "--timing-only"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
+  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  int asker = -1, other = -1, spine = -1, end = 0;
+  unsigned transfer = 0, other_transfer = 0;
+  double at_ns = 0;
+  ASSERT_EQ(
+      std::sscanf(whole.run.out.c_str() + clause,
+                  "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
+                  "on spine%d.down_to_leaf0 at %lf ns, both starting there at that instant)%n",
+                  &asker, &transfer, &other, &other_transfer, &spine, &at_ns, &end),
+      6)
+      << whole.run.out;
+  EXPECT_GT(end, 0);
+  // NPU 0 of each server pulls from NPU 7 of the other (devices 0 and 8 of 16).
+  EXPECT_EQ(asker % 8, 0);
+  EXPECT_EQ(other % 8, 0);
+  EXPECT_NE(asker, other);
 }
 
 }  // namespace
