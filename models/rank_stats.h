@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -112,7 +113,9 @@ class LogIterator {
   std::size_t index_;
 };
 
-// What the packed logs share: their entries by index, read back by value, and in order.
+// What the packed logs share: their entries by index, read back by value, and in order. The
+// entries sit in a deque, which grows by fixed blocks: a vector's doubling would leave up to
+// half its capacity unused and copy every entry as it grows, at millions of entries per run.
 template <typename Log, typename Entry, typename Packed>
 class PackedLog {
  public:
@@ -123,7 +126,7 @@ class PackedLog {
   LogIterator<Log, Entry> end() const { return {static_cast<const Log&>(*this), size()}; }
 
  protected:
-  std::vector<Packed> packed_;
+  std::deque<Packed> packed_;
 };
 
 // Times of a log's entries kept as 32-bit offsets from the first time of each block of 64
@@ -306,9 +309,9 @@ struct RankStats {
   // (the outputs show them only then).
   std::vector<RoundSync> sync;
   SpanLog spans;
-  TransferLog transfer_records;          // by DMA ticket
-  std::vector<NotifyLink> notify_links;  // by notify index
-  std::vector<WaitLink> wait_links;      // by wait index
+  TransferLog transfer_records;         // by DMA ticket
+  std::deque<NotifyLink> notify_links;  // by notify index (a deque, as the packed logs)
+  std::deque<WaitLink> wait_links;      // by wait index
   // Index for index with the links, kept only for the timeline trace.
   std::vector<NotifyRecord> notify_records;
   std::vector<WaitRecord> wait_records;

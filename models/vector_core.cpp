@@ -223,7 +223,7 @@ void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t
 }
 
 template <typename Record>
-void VectorCore::keep(std::vector<Record>& records, const Record& record) {
+void VectorCore::keep(std::deque<Record>& records, const Record& record) {
   if (!kept_.records) records.clear();
   records.push_back(record);
 }

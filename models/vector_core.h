@@ -5,6 +5,7 @@
 // It knows nothing about which kernel it runs.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -124,7 +125,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   void mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref);
   // Appends a notify or wait record; without kept records it replaces the previous one.
   template <typename Record>
-  void keep(std::vector<Record>& records, const Record& record);
+  void keep(std::deque<Record>& records, const Record& record);
   void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
   void log(const std::string& line);
   const Fault* find_fault(Fault::Kind kind, std::uint64_t index) const;

@@ -307,6 +307,11 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   for (const BandwidthResource* resource : platform.resources())
     result.resources.push_back({resource->place(), resource->key()});
   result.dma_setup_ps = platform.device(request.devices.front()).block_dma(0).setup_ps();
+  // Reserved: a growing vector would copy the records (their deques may throw when moved).
+  result.ranks.reserve(static_cast<std::size_t>(problem.ranks));
+  if (platform.blocks() > 1)
+    result.blocks.reserve(static_cast<std::size_t>(problem.ranks) *
+                          static_cast<std::size_t>(platform.blocks()));
   for (int r = 0; r < problem.ranks; ++r) {
     Device& device = platform.device(request.devices[static_cast<std::size_t>(r)]);
     for (int b = 0; b < platform.blocks(); ++b) {
