@@ -74,6 +74,11 @@ bool TimeBases::offset(std::size_t index, std::uint64_t time, std::uint32_t& off
   return true;
 }
 
+void RoundChanges::throw_too_many() {
+  throw std::length_error("more than " + std::to_string(kIndexLimit) +
+                          " records of one kind on one rank: too many to record");
+}
+
 int RoundChanges::round(std::size_t index) const {
   return std::prev(std::upper_bound(changes_.begin(), changes_.end(), index,
                                     [](std::size_t i, const Change& c) { return i < c.first; }))
@@ -81,14 +86,15 @@ int RoundChanges::round(std::size_t index) const {
 }
 
 bool TransferLog::Shape::operator<(const Shape& other) const {
-  return std::tie(bytes, latency_ps, peer, resource, queue, flags) <
-         std::tie(other.bytes, other.latency_ps, other.peer, other.resource, other.queue,
-                  other.flags);
+  return std::tie(bytes, latency_ps, streamed_ps, peer, resource, queue, flags) <
+         std::tie(other.bytes, other.latency_ps, other.streamed_ps, other.peer, other.resource,
+                  other.queue, other.flags);
 }
 
 bool TransferLog::Shape::operator==(const Shape& other) const {
-  return bytes == other.bytes && latency_ps == other.latency_ps && peer == other.peer &&
-         resource == other.resource && queue == other.queue && flags == other.flags;
+  return bytes == other.bytes && latency_ps == other.latency_ps &&
+         streamed_ps == other.streamed_ps && peer == other.peer && resource == other.resource &&
+         queue == other.queue && flags == other.flags;
 }
 
 void TransferLog::push_back(const TransferRecord& r) {
@@ -99,14 +105,15 @@ void TransferLog::push_back(const TransferRecord& r) {
   if (!submits_.offset(size(), r.submit_ps, submit) || !ordered ||
       !fits(r.start_ps - r.submit_ps) || !fits(r.left_ps - r.start_ps) ||
       !fits(r.finish_ps - r.left_ps) || !fits(r.held_ps) || !fits(r.latency_ps) ||
-      shapes_.size() == kWhole) {
-    packed_.push_back({0, static_cast<std::uint32_t>(whole_.size()), 0, 0, 0, kWhole});
+      shapes_.size() == kDelayed) {
+    packed_.push_back({0, static_cast<std::uint32_t>(whole_.size()), kWhole});
     whole_.push_back(r);
     return;
   }
   const Shape shape{
       r.bytes,
       static_cast<std::uint32_t>(r.latency_ps),
+      static_cast<std::uint32_t>(r.left_ps - r.start_ps),
       r.peer,
       r.limit.resource,
       r.queue,
@@ -124,10 +131,13 @@ void TransferLog::push_back(const TransferRecord& r) {
     recent_[next_recent_] = index;
     next_recent_ = (next_recent_ + 1) % std::size(recent_);
   }
-  packed_.push_back({submit, static_cast<std::uint32_t>(r.start_ps - r.submit_ps),
-                     static_cast<std::uint32_t>(r.left_ps - r.start_ps),
-                     static_cast<std::uint32_t>(r.finish_ps - r.left_ps),
-                     static_cast<std::uint32_t>(r.held_ps), index});
+  const auto queued = static_cast<std::uint32_t>(r.start_ps - r.submit_ps);
+  const auto held = static_cast<std::uint32_t>(r.held_ps);
+  if (queued != 0 || held != 0) {
+    delays_.push_back({size(), queued, held});
+    index |= kDelayed;
+  }
+  packed_.push_back({submit, static_cast<std::uint32_t>(r.finish_ps - r.left_ps), index});
 }
 
 void SpanLog::push_back(const CoreSpan& span) {
@@ -136,15 +146,26 @@ void SpanLog::push_back(const CoreSpan& span) {
                             " operations of one kind on one rank: too many to record");
   }
   rounds_.add(size(), span.round);
-  std::uint32_t start = 0;
+  std::uint32_t end = 0;
   const std::uint32_t ref_and_kind = span.ref << 3 | static_cast<std::uint32_t>(span.kind);
-  if (!starts_.offset(size(), span.start_ps, start) || span.end_ps < span.start_ps ||
-      span.end_ps - span.start_ps >= kLong) {
-    long_.push_back({size(), span.start_ps, span.end_ps});
-    packed_.push_back({0, kLong, ref_and_kind});
-    return;
+  const bool follows = !empty() && span.start_ps == last_end_ps_;
+  // The offset is taken for every entry: the time bases are laid down in order of index.
+  if (!ends_.offset(size(), span.end_ps, end) || end == kApart || !follows) {
+    apart_.push_back({size(), span.start_ps, span.end_ps});
+    end = kApart;
   }
-  packed_.push_back({start, static_cast<std::uint32_t>(span.end_ps - span.start_ps), ref_and_kind});
+  packed_.push_back({end, ref_and_kind});
+  last_end_ps_ = span.end_ps;
+}
+
+const SpanLog::Apart& SpanLog::apart(std::size_t index) const {
+  return *std::lower_bound(apart_.begin(), apart_.end(), index,
+                           [](const Apart& entry, std::size_t i) { return entry.index < i; });
+}
+
+std::uint64_t SpanLog::end_ps(std::size_t index) const {
+  const std::uint32_t end = packed_[index].end_ps;
+  return end == kApart ? apart(index).end_ps : ends_.time(index, end);
 }
 
 CoreSpan SpanLog::operator[](std::size_t index) const {
@@ -152,15 +173,13 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
   CoreSpan span;
   span.kind = static_cast<CoreSpan::Kind>(p.ref_and_kind & 7u);
   span.ref = p.ref_and_kind >> 3;
-  if (p.length_ps == kLong) {
-    const Long& whole =
-        *std::lower_bound(long_.begin(), long_.end(), index,
-                          [](const Long& entry, std::size_t i) { return entry.index < i; });
+  if (p.end_ps == kApart) {
+    const Apart& whole = apart(index);
     span.start_ps = whole.start_ps;
     span.end_ps = whole.end_ps;
   } else {
-    span.start_ps = starts_.time(index, p.start_ps);
-    span.end_ps = span.start_ps + p.length_ps;
+    span.start_ps = end_ps(index - 1);
+    span.end_ps = ends_.time(index, p.end_ps);
   }
   span.round = rounds_.round(index);
   return span;
@@ -168,14 +187,20 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
 
 TransferRecord TransferLog::operator[](std::size_t ticket) const {
   const TransferLogEntry& p = packed_[ticket];
-  if (p.shape == kWhole) return whole_[p.queued_ps];
-  const Shape& shape = shapes_[p.shape];
+  if (p.shape == kWhole) return whole_[p.landed_ps];
+  const Shape& shape = shapes_[p.shape & ~kDelayed];
   TransferRecord r;
   r.submit_ps = submits_.time(ticket, p.submit_ps);
-  r.start_ps = r.submit_ps + p.queued_ps;
-  r.left_ps = r.start_ps + p.streamed_ps;
+  r.start_ps = r.submit_ps;
+  if ((p.shape & kDelayed) != 0) {
+    const Delays& delays =
+        *std::lower_bound(delays_.begin(), delays_.end(), ticket,
+                          [](const Delays& entry, std::size_t t) { return entry.ticket < t; });
+    r.start_ps += delays.queued_ps;
+    r.held_ps = delays.held_ps;
+  }
+  r.left_ps = r.start_ps + shape.streamed_ps;
   r.finish_ps = r.left_ps + p.landed_ps;
-  r.held_ps = p.held_ps;
   r.latency_ps = shape.latency_ps;
   r.bytes = shape.bytes;
   r.peer = shape.peer;

@@ -146,18 +146,24 @@ class TimeBases {
 };
 
 // The round of each of a log's entries, kept only where it changes: a rank's entries come in
-// the order of its rounds, so a round costs one change, not a field per entry.
+// the order of its rounds, so a round costs one change (8 bytes), not a field per entry.
 class RoundChanges {
  public:
-  // Entry `index`'s round; call once per entry, in order of index.
+  static constexpr std::size_t kIndexLimit = std::size_t{1} << 32;  // entries below this fit
+  // Entry `index`'s round; call once per entry, in order of index. Throws std::length_error
+  // for an index of kIndexLimit or more.
   void add(std::size_t index, int round) {
-    if (changes_.empty() || changes_.back().round != round) changes_.push_back({index, round});
+    if (changes_.empty() || changes_.back().round != round) {
+      if (index >= kIndexLimit) throw_too_many();
+      changes_.push_back({static_cast<std::uint32_t>(index), round});
+    }
   }
   int round(std::size_t index) const;
 
  private:
+  [[noreturn]] static void throw_too_many();
   struct Change {
-    std::size_t first;  // the first entry of this round
+    std::uint32_t first;  // the first entry of this round
     int round;
   };
   std::vector<Change> changes_;  // by first entry
@@ -165,19 +171,19 @@ class RoundChanges {
 
 // One packed transfer record (see TransferLog).
 struct TransferLogEntry {
-  std::uint32_t submit_ps;    // an offset in submits_
-  std::uint32_t queued_ps;    // start - submit; for a record kept whole, its index in whole_
-  std::uint32_t streamed_ps;  // left - start
-  std::uint32_t landed_ps;    // finish - left
-  std::uint32_t held_ps;
-  std::uint32_t shape;  // the index in shapes_; kWhole for a record kept whole
+  std::uint32_t submit_ps;  // an offset in submits_
+  std::uint32_t landed_ps;  // finish - left; for a record kept whole, its index in whole_
+  std::uint32_t shape;      // the index in shapes_, kDelayed set when delays_ has its delays;
+                            // kWhole for a record kept whole
 };
 
-// A rank's transfer records by ticket, packed to 24 bytes each (a run may keep millions): the
-// times as 32-bit offsets (see TimeBases; the others from the submit time), the round only where
-// it changes (RoundChanges), and what a rank's transfers mostly share (size, peer, op, queue,
-// latency, limit) as an index in the log's table of such shapes. A record whose offsets do not
-// fit is kept whole beside them; every record reads back exactly.
+// A rank's transfer records by ticket, packed to 12 bytes each (a run may keep millions): the
+// submit time as a 32-bit offset (see TimeBases) and the landing as one from the leaving time,
+// the round only where it changes (RoundChanges), and what a rank's transfers mostly share
+// (size, peer, op, queue, latency, limit, how long the queue streamed it) as an index in the
+// log's table of such shapes. The two delays most transfers do not have (waiting for the queue,
+// held beyond its rate) are kept beside the entries, for those that have them; a record whose
+// offsets do not fit is kept whole. Every record reads back exactly.
 class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEntry> {
  public:
   void push_back(const TransferRecord& record);
@@ -188,6 +194,7 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
   struct Shape {
     std::uint32_t bytes;
     std::uint32_t latency_ps;
+    std::uint32_t streamed_ps;  // left - start: the set-up and the queue's rate for these bytes
     std::int32_t peer;
     std::int32_t resource;
     std::int16_t queue;
@@ -195,7 +202,13 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
     bool operator<(const Shape& other) const;
     bool operator==(const Shape& other) const;
   };
+  struct Delays {
+    std::size_t ticket;
+    std::uint32_t queued_ps;  // start - submit
+    std::uint32_t held_ps;
+  };
   static constexpr std::uint32_t kWhole = UINT32_MAX;
+  static constexpr std::uint32_t kDelayed = 1u << 31;  // so shapes number fewer than this
   TimeBases submits_;
   RoundChanges rounds_;
   std::vector<Shape> shapes_;
@@ -204,6 +217,7 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
   // and at thousands of ranks the maps' nodes are far out of the cache.
   std::uint32_t recent_[4] = {kWhole, kWhole, kWhole, kWhole};
   std::uint32_t next_recent_ = 0;
+  std::deque<Delays> delays_;  // by ticket
   std::vector<TransferRecord> whole_;
 };
 
@@ -258,15 +272,15 @@ struct CoreSpan {
 
 // One packed span (see SpanLog).
 struct SpanLogEntry {
-  std::uint32_t start_ps;      // an offset in starts_
-  std::uint32_t length_ps;     // end - start; kLong: the times are in long_
+  std::uint32_t end_ps;        // an offset in ends_; kApart: the times are in apart_
   std::uint32_t ref_and_kind;  // the reference times 8, plus the kind
 };
 
-// A rank's spans in the order they ended, packed to 12 bytes each (a run may keep millions):
-// the start as a 32-bit offset (see TimeBases), the length as one from the start (a span
-// whose offsets do not fit kept whole beside them), the kind and reference in one word, and
-// the round only where it changes (RoundChanges). Reads back exactly.
+// A rank's spans in the order they ended, packed to 8 bytes each (a run may keep millions): the
+// end as a 32-bit offset (see TimeBases), the start being the previous span's end (a rank's
+// spans follow each other; one that does not, the first, or one whose end does not fit is
+// kept apart with both its times), the kind and reference in one word, and the round only
+// where it changes (RoundChanges). Reads back exactly.
 class SpanLog : public PackedLog<SpanLog, CoreSpan, SpanLogEntry> {
  public:
   static constexpr std::uint32_t kRefLimit = 1u << 29;  // references below this fit
@@ -275,14 +289,17 @@ class SpanLog : public PackedLog<SpanLog, CoreSpan, SpanLogEntry> {
   CoreSpan operator[](std::size_t index) const;
 
  private:
-  static constexpr std::uint32_t kLong = UINT32_MAX;
-  struct Long {
+  static constexpr std::uint32_t kApart = UINT32_MAX;
+  struct Apart {
     std::size_t index;
     std::uint64_t start_ps;
     std::uint64_t end_ps;
   };
-  TimeBases starts_;
-  std::vector<Long> long_;  // by index
+  const Apart& apart(std::size_t index) const;
+  std::uint64_t end_ps(std::size_t index) const;
+  TimeBases ends_;
+  std::vector<Apart> apart_;  // by index
+  std::uint64_t last_end_ps_ = 0;
   RoundChanges rounds_;
 };
 

@@ -561,7 +561,8 @@ TEST(Superpod, FlowAcrossNodesPaysTheSecondTier) {
 }
 
 // The packed span log reads back every span exactly: kind, reference, round (kept only where
-// it changes), start and end, also for a span longer than 32 bits of picoseconds.
+// it changes), start and end, also for a span longer than 32 bits of picoseconds and for
+// spans that do not start where the one before ended (a gap, an overlap).
 TEST(SpanLog, ReadsBackEverySpanExactly) {
   using Kind = CoreSpan::Kind;
   const std::vector<CoreSpan> spans = {
@@ -570,6 +571,9 @@ TEST(SpanLog, ReadsBackEverySpanExactly) {
       {Kind::Wait, 0, 3, 4'295'000'000, 12'000'000'000},     // 7.7 ms: its end kept apart
       {Kind::Reduce, 2, 1, 12'000'000'000, 12'000'000'001},  // round 1 had no span
       {Kind::Notify, 2, 9, 12'000'000'001, 12'000'004'000},
+      {Kind::Wait, 2, 4, 12'000'005'000, 12'000'006'000},     // after a gap
+      {Kind::Notify, 3, 10, 12'000'005'500, 12'000'007'000},  // overlapping the one before
+      {Kind::Transfer, 3, 1, 12'000'007'000, 12'000'007'001},
   };
   SpanLog log;
   for (const CoreSpan& span : spans) log.push_back(span);
@@ -584,13 +588,29 @@ TEST(SpanLog, ReadsBackEverySpanExactly) {
     EXPECT_EQ(span.end_ps, spans[i].end_ps);
     ++i;
   }
-  EXPECT_EQ(log.back().end_ps, 12'000'004'000u);
+  EXPECT_EQ(log.back().end_ps, 12'000'007'001u);
   EXPECT_THROW(log.push_back({Kind::Reduce, 2, SpanLog::kRefLimit, 0, 1}), std::length_error);
 }
 
+// A log's rounds are kept where they change, with 32-bit entry indices: the last index that
+// fits reads back its round, and one past it is refused rather than wrapped.
+TEST(RoundChanges, KeepsRoundsUpToTheIndexLimit) {
+  RoundChanges rounds;
+  rounds.add(0, -1);
+  rounds.add(1, 0);
+  rounds.add(2, 0);
+  rounds.add(RoundChanges::kIndexLimit - 1, 7);
+  EXPECT_EQ(rounds.round(0), -1);
+  EXPECT_EQ(rounds.round(2), 0);
+  EXPECT_EQ(rounds.round(RoundChanges::kIndexLimit - 2), 0);
+  EXPECT_EQ(rounds.round(RoundChanges::kIndexLimit - 1), 7);
+  rounds.add(RoundChanges::kIndexLimit, 7);  // the same round: nothing to keep
+  EXPECT_THROW(rounds.add(RoundChanges::kIndexLimit + 1, 8), std::length_error);
+}
+
 // The packed transfer log reads back every field exactly: records sharing their shape or not,
-// a record whose offsets do not fit in 32 bits (kept whole) and one whose times are out of
-// order (never started).
+// with and without the delays kept beside the entries (queued, held), a record whose offsets
+// do not fit in 32 bits (kept whole) and one whose times are out of order (never started).
 TEST(TransferLog, ReadsBackEveryRecordExactly) {
   TransferRecord near;
   near.submit_ps = 7'000'000'000'000;  // 7 s: beyond 32 bits itself
@@ -611,12 +631,21 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   far.op = TransferRecord::Op::Load;
   TransferRecord unstarted;
   unstarted.submit_ps = 5'000;  // start_ps 0: never taken by a queue
-  TransferRecord other = near;  // the same shape but for its peer
+  TransferRecord other = near;  // the same shape but for its peer; queued, never held
   other.peer = 5;
   other.held_ps = 0;
+  TransferRecord prompt = near;  // taken at once, never held: no delays kept
+  prompt.submit_ps += 9'000;
+  prompt.start_ps = prompt.submit_ps;
+  prompt.left_ps = prompt.start_ps + 4'294'967'295;
+  prompt.finish_ps = prompt.left_ps + 3'000;
+  prompt.held_ps = 0;
+  TransferRecord held = prompt;  // taken at once, then held
+  held.held_ps = 7;
   TransferLog log;
-  for (const TransferRecord& r : {near, far, unstarted, near, other}) log.push_back(r);
-  ASSERT_EQ(log.size(), 5u);
+  for (const TransferRecord& r : {near, far, unstarted, near, other, prompt, held, prompt})
+    log.push_back(r);
+  ASSERT_EQ(log.size(), 8u);
   const auto same = [](const TransferRecord& a, const TransferRecord& b) {
     return a.submit_ps == b.submit_ps && a.start_ps == b.start_ps && a.left_ps == b.left_ps &&
            a.finish_ps == b.finish_ps && a.held_ps == b.held_ps && a.latency_ps == b.latency_ps &&
@@ -629,9 +658,12 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   EXPECT_TRUE(same(log[2], unstarted));
   EXPECT_TRUE(same(log[3], near));
   EXPECT_TRUE(same(log[4], other));
+  EXPECT_TRUE(same(log[5], prompt));
+  EXPECT_TRUE(same(log[6], held));
+  EXPECT_TRUE(same(log[7], prompt));
   std::size_t visited = 0;
   for (const TransferRecord& r : log) visited += r.peer == 1023 ? 1 : 0;
-  EXPECT_EQ(visited, 3u);
+  EXPECT_EQ(visited, 6u);
 }
 
 }  // namespace
