@@ -424,7 +424,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     gtkw_path = command.gtkw_path;
     const RunResult result = run_allreduce(request);
     print_report(out, result, command.report);
-    if (!command.json_path.empty()) write_file(command.json_path, to_json(result));
+    if (!command.json_path.empty()) {
+      write_file(command.json_path, [&result](std::ostream& json) { write_json(json, result); });
+    }
     if (!command.schedule_path.empty()) {
       write_file(command.schedule_path, schedule_text(result, command.schedule_times));
     }

@@ -119,6 +119,24 @@ TEST(Cli, TheSameRunTwiceWritesByteIdenticalJson) {
   EXPECT_EQ(text, read_file(second.path()));
 }
 
+// The JSON is written as it is made, each round dumped on its own at the array's depth: the
+// file must be exactly what dumping the whole document gives, nested objects included (the
+// rounds' synchronisation costs under a codegen profile, the blocks of a many-core run).
+TEST(Cli, JsonWrittenRoundByRoundIsTheWholeDocumentsDump) {
+  for (const std::string run : {"-p a2a3-910b2 -d 0-3 --kernel builtin_mesh --codegen after "
+                                "--size 64KiB --json ",
+                                "-p a2a3-910b2 -d 0-1 --kernel host_mesh --core-num 2 "
+                                "--size 2KiB --json "}) {
+    SCOPED_TRACE(run);
+    const TempFile json(".json");
+    ASSERT_EQ(run_cli(run + json.path()).exit_code, 0);
+    const std::string text = read_file(json.path());
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+    EXPECT_GE(j.at("rounds").size(), 4u);
+    EXPECT_EQ(j.dump(2) + "\n", text);
+  }
+}
+
 // The shipped what-if platforms load by name and run the mesh correctly.
 TEST(Cli, Ring8RunsTheMeshOnARing) {
   const Invocation run = run_cli("-p ring8 -d 0,1,2,3 --kernel mesh");

@@ -23,8 +23,12 @@ void check_writable(const std::string& option, const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
+  write_file(path, [&text](std::ostream& out) { out << text; });
+}
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path, std::ios::trunc);
-  out << text;
+  write(out);
   if (!out) throw InputError("cannot write " + path);
 }
 

@@ -2,6 +2,8 @@
 // whole at the end, so a refused or failed run leaves no partial file behind.
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 
 namespace ars {
@@ -9,7 +11,9 @@ namespace ars {
 // Throws InputError naming `option` when `path` cannot be written; creates nothing.
 void check_writable(const std::string& option, const std::string& path);
 
-// Writes `text` to `path`, replacing it; throws InputError when that fails.
+// Writes `text`, or what `write` puts on the stream, to `path`, replacing it; throws InputError
+// when that fails.
 void write_file(const std::string& path, const std::string& text);
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace ars

@@ -150,6 +150,32 @@ void print_failure(std::ostream& out, const RunResult& result) {
   out << "FAILED\n";
 }
 
+// Round i of a rank (or block) as the JSON's "rounds" array holds it.
+nlohmann::ordered_json round_json(const RunResult& result, const RankStats& s, std::size_t i) {
+  using nlohmann::ordered_json;
+  const RoundRecord& r = s.rounds[i];
+  ordered_json round = {{"rank", s.rank}};
+  if (!result.blocks.empty()) round["block"] = s.block;
+  round["round"] = r.round;
+  round["phase"] = r.phase.str();
+  round["start_ns"] = ps_to_ns(r.start_ps);
+  round["barrier_ns"] = ps_to_ns(r.barrier_ps);
+  round["transfer_ns"] = ps_to_ns(r.transfer_ps);
+  round["reduce_ns"] = ps_to_ns(r.reduce_ps);
+  round["bytes"] = r.bytes;
+  round["remote_bytes"] = r.remote_bytes;
+  if (!result.request.platform.codegen.name.empty()) {
+    round["sync"] = ordered_json::object();
+    for (int k = 0; k < kSyncInstructions && i < s.sync.size(); ++k) {
+      const SyncCost& cost = s.sync[i][static_cast<std::size_t>(k)];
+      if (cost.count == 0) continue;
+      round["sync"][to_string(static_cast<SyncInstruction>(k))] = {{"count", cost.count},
+                                                                   {"ns", ps_to_ns(cost.ps)}};
+    }
+  }
+  return round;
+}
+
 }  // namespace
 
 void print_report(std::ostream& out, const RunResult& result, const ReportOptions& options) {
@@ -193,7 +219,7 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
   }
 }
 
-std::string to_json(const RunResult& result) {
+void write_json(std::ostream& out, const RunResult& result) {
   using nlohmann::ordered_json;
   const RunRequest& q = result.request;
   const Problem& p = q.problem;
@@ -250,33 +276,32 @@ std::string to_json(const RunResult& result) {
                            {"finish_ns", ps_to_ns(s.finish_ps)},
                            {"finished", s.finished}});
   }
+  add_explanation(j, result);
+  // The document holds "rounds" empty; each round is dumped on its own where it stands, at
+  // the array's depth, which gives the bytes of dumping them all in the document.
+  const std::string document = j.dump(2);
+  const std::string empty_rounds = "\n  \"rounds\": []";
+  const std::size_t at = document.find(empty_rounds) + empty_rounds.size() - 1;
+  out.write(document.data(), static_cast<std::streamsize>(at));
+  bool first = true;
   for (const RankStats& s : round_owners(result)) {
     for (std::size_t i = 0; i < s.rounds.size(); ++i) {
-      const RoundRecord& r = s.rounds[i];
-      ordered_json round = {{"rank", s.rank}};
-      if (!result.blocks.empty()) round["block"] = s.block;
-      round["round"] = r.round;
-      round["phase"] = r.phase.str();
-      round["start_ns"] = ps_to_ns(r.start_ps);
-      round["barrier_ns"] = ps_to_ns(r.barrier_ps);
-      round["transfer_ns"] = ps_to_ns(r.transfer_ps);
-      round["reduce_ns"] = ps_to_ns(r.reduce_ps);
-      round["bytes"] = r.bytes;
-      round["remote_bytes"] = r.remote_bytes;
-      if (!q.platform.codegen.name.empty()) {
-        round["sync"] = ordered_json::object();
-        for (int k = 0; k < kSyncInstructions && i < s.sync.size(); ++k) {
-          const SyncCost& cost = s.sync[i][static_cast<std::size_t>(k)];
-          if (cost.count == 0) continue;
-          round["sync"][to_string(static_cast<SyncInstruction>(k))] = {{"count", cost.count},
-                                                                       {"ns", ps_to_ns(cost.ps)}};
-        }
+      std::string round = round_json(result, s, i).dump(2);
+      out << (first ? "\n    " : ",\n    ");
+      for (const char c : round) {
+        out.put(c);
+        if (c == '\n') out << "    ";
       }
-      j["rounds"].push_back(round);
+      first = false;
     }
   }
-  add_explanation(j, result);
-  return j.dump(2) + "\n";
+  out << (first ? "" : "\n  ") << document.substr(at) << "\n";
+}
+
+std::string to_json(const RunResult& result) {
+  std::ostringstream out;
+  write_json(out, result);
+  return out.str();
 }
 
 std::string schedule_text(const RunResult& result, bool with_times) {

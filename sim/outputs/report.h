@@ -19,7 +19,10 @@ struct ReportOptions {
 // only the device time, algbw, busbw and the verdict.
 void print_report(std::ostream& out, const RunResult& result, const ReportOptions& options = {});
 
-// The run as JSON: no wall-clock figures, so the same command writes the same bytes.
+// The run as JSON: no wall-clock figures, so the same command writes the same bytes. Written
+// as it is made: a run's rounds are millions of objects at thousands of ranks, too many to
+// hold as a document.
+void write_json(std::ostream& out, const RunResult& result);
 std::string to_json(const RunResult& result);
 
 // nccl-tests' bandwidths of a completed run, in GB/s: algbw = bytes per rank / device time,
