@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/elementwise.h"
 
@@ -179,9 +181,15 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
+void GlobalMemory::throw_too_many_cells() {
+  throw std::length_error("more than " + std::to_string(kWriterLimit) +
+                          " signal cells written in one memory: too many to record");
+}
+
 const GlobalMemory::CellWrite* GlobalMemory::last_write(std::uint64_t address) const {
-  const auto writer = writers_.find(address);
-  return writer == writers_.end() ? nullptr : &writer->second;
+  if (!keep_writers_) return nullptr;
+  const auto cell = cells_.find(address);
+  return cell == cells_.end() ? nullptr : &writers_[cell->second.writer];
 }
 
 unsigned int GlobalMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
@@ -199,14 +207,22 @@ void GlobalMemory::apply_due_signal_writes() {
     posted_.pop();
     const auto [entry, first_write] = cells_.try_emplace(write.address);
     Cell& cell = entry->second;
-    if (first_write) cell.op = write.kind;
-    if (cell.op != write.kind && !mixed_write_) mixed_write_ = MixedWrite{write.address, now};
+    if (first_write) {
+      cell.op = static_cast<std::uint32_t>(write.kind);
+      if (keep_writers_) {
+        if (writers_.size() >= kWriterLimit) throw_too_many_cells();
+        cell.writer = static_cast<std::uint32_t>(writers_.size());
+        writers_.emplace_back();
+      }
+    }
+    if (cell.op != static_cast<std::uint32_t>(write.kind) && !mixed_write_)
+      mixed_write_ = MixedWrite{write.address, now};
     // Signals wrap like the hardware's INT32 atomics do.
     cell.value = write.kind == AtomicWrite::Kind::SignalSet
                      ? write.value
                      : static_cast<std::int32_t>(static_cast<std::uint32_t>(cell.value) +
                                                  static_cast<std::uint32_t>(write.value));
-    if (keep_writers_) writers_[write.address] = write.source;
+    if (keep_writers_) writers_[cell.writer] = write.source;
     if (sink_ != nullptr) {
       auto var = cell_vars_.find(write.address);
       if (var != cell_vars_.end()) sink_->record(var->second, now.value(), cell.value);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -115,16 +116,20 @@ class GlobalMemory : public sc_core::sc_module {
   bool keep_writers_ = true;
   TraceSink* sink_ = nullptr;
   std::priority_queue<PostedWrite> posted_;  // in flight, the next to land on top
+  // Eight bytes: a run may write millions of cells. Value-initialised (zero) when created.
   struct Cell {
-    std::int32_t value = 0;
-    AtomicWrite::Kind op = AtomicWrite::Kind::SignalAdd;  // the first op that wrote it
+    std::int32_t value;
+    std::uint32_t op : 2;       // the AtomicWrite::Kind of the first op that wrote it
+    std::uint32_t writer : 30;  // its last writer's index in writers_, when writers are kept
   };
   std::unordered_map<std::uint64_t, Cell> cells_;       // by address
   std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
   BandwidthResource port_;
   sc_core::sc_event due_;
   sc_core::sc_event signal_written_;
-  std::unordered_map<std::uint64_t, CellWrite> writers_;  // by address, when kept
+  static constexpr std::size_t kWriterLimit = std::size_t{1} << 30;  // Cell::writer's range
+  [[noreturn]] static void throw_too_many_cells();
+  std::deque<CellWrite> writers_;  // by Cell::writer, when kept
   std::map<std::uint64_t, int> cell_vars_;
   std::optional<MixedWrite> mixed_write_;
 };
