@@ -64,6 +64,14 @@ bool fits(std::uint64_t value) {
   return value <= UINT32_MAX;
 }
 
+// The entry for log entry `index` among `entries`, which are kept in order of their index and
+// hold one for it.
+template <typename Entries>
+const typename Entries::value_type& entry_for(const Entries& entries, std::size_t index) {
+  return *std::lower_bound(entries.begin(), entries.end(), index,
+                           [](const auto& entry, std::size_t i) { return entry.index < i; });
+}
+
 }  // namespace
 
 bool TimeBases::offset(std::size_t index, std::uint64_t time, std::uint32_t& offset) {
@@ -159,8 +167,7 @@ void SpanLog::push_back(const CoreSpan& span) {
 }
 
 const SpanLog::Apart& SpanLog::apart(std::size_t index) const {
-  return *std::lower_bound(apart_.begin(), apart_.end(), index,
-                           [](const Apart& entry, std::size_t i) { return entry.index < i; });
+  return entry_for(apart_, index);
 }
 
 std::uint64_t SpanLog::end_ps(std::size_t index) const {
@@ -193,9 +200,7 @@ TransferRecord TransferLog::operator[](std::size_t ticket) const {
   r.submit_ps = submits_.time(ticket, p.submit_ps);
   r.start_ps = r.submit_ps;
   if ((p.shape & kDelayed) != 0) {
-    const Delays& delays =
-        *std::lower_bound(delays_.begin(), delays_.end(), ticket,
-                          [](const Delays& entry, std::size_t t) { return entry.ticket < t; });
+    const Delays& delays = entry_for(delays_, ticket);
     r.start_ps += delays.queued_ps;
     r.held_ps = delays.held_ps;
   }

@@ -203,7 +203,7 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
     bool operator==(const Shape& other) const;
   };
   struct Delays {
-    std::size_t ticket;
+    std::size_t index;        // the ticket
     std::uint32_t queued_ps;  // start - submit
     std::uint32_t held_ps;
   };

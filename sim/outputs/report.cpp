@@ -287,11 +287,11 @@ void write_json(std::ostream& out, const RunResult& result) {
   for (const RankStats& s : round_owners(result)) {
     for (std::size_t i = 0; i < s.rounds.size(); ++i) {
       std::string round = round_json(result, s, i).dump(2);
-      out << (first ? "\n    " : ",\n    ");
-      for (const char c : round) {
-        out.put(c);
-        if (c == '\n') out << "    ";
+      for (std::size_t at = round.find('\n'); at != std::string::npos;
+           at = round.find('\n', at + 1)) {
+        round.insert(at + 1, "    ");  // each line after the first, at the array's depth
       }
+      out << (first ? "\n    " : ",\n    ") << round;
       first = false;
     }
   }
