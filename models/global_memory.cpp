@@ -75,17 +75,17 @@ std::uint64_t GlobalMemory::resident_bytes() const {
 }
 
 std::int32_t GlobalMemory::read_cell(std::uint64_t address) const {
-  const auto cell = cells_.find(address);
-  return cell == cells_.end() ? 0 : cell->second.value;
+  const Cell* cell = cells_.find(address);
+  return cell == nullptr ? 0 : cell->value;
 }
 
 std::optional<std::uint64_t> GlobalMemory::first_nonzero_cell(std::uint64_t begin,
                                                               std::uint64_t end) const {
   std::optional<std::uint64_t> first;
-  for (const auto& [address, cell] : cells_) {
+  cells_.for_each([&](std::uint64_t address, const Cell& cell) {
     if (cell.value != 0 && address >= begin && address < end && (!first || address < *first))
       first = address;
-  }
+  });
   return first;
 }
 
@@ -138,13 +138,13 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
       atomic_free_ = start + atomic_hold_;
     }
     const sc_time arrival = start + write_latency_;
-    posted_.push(PostedWrite{
-        arrival,
-        posted_sequence_++,
-        address,
-        value,
-        atomic->kind,
-        {atomic->source_rank, atomic->source_block, atomic->source_notify, arrival.value()}});
+    posted_.push(PostedWrite{arrival,
+                             posted_sequence_++,
+                             address,
+                             value,
+                             atomic->kind,
+                             {arrival.value(), NotifyId(atomic->source_rank, atomic->source_block,
+                                                        atomic->source_notify)}});
     due_.notify(posted_.top().arrival - current_time(*this));
     delay = arrival - current_time(*this);  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -188,8 +188,8 @@ void GlobalMemory::throw_too_many_cells() {
 
 const GlobalMemory::CellWrite* GlobalMemory::last_write(std::uint64_t address) const {
   if (!keep_writers_) return nullptr;
-  const auto cell = cells_.find(address);
-  return cell == cells_.end() ? nullptr : &writers_[cell->second.writer];
+  const Cell* cell = cells_.find(address);
+  return cell == nullptr ? nullptr : &writers_[cell->writer];
 }
 
 unsigned int GlobalMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
@@ -205,8 +205,7 @@ void GlobalMemory::apply_due_signal_writes() {
   while (!posted_.empty() && posted_.top().arrival <= now) {
     const PostedWrite write = posted_.top();
     posted_.pop();
-    const auto [entry, first_write] = cells_.try_emplace(write.address);
-    Cell& cell = entry->second;
+    const auto [cell, first_write] = cells_.try_emplace(write.address);
     if (first_write) {
       cell.op = static_cast<std::uint32_t>(write.kind);
       if (keep_writers_) {

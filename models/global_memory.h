@@ -12,7 +12,6 @@
 #include <optional>
 #include <queue>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -20,9 +19,11 @@
 #include <systemc>
 #include <tlm>
 
+#include "models/address_map.h"
 #include "models/bandwidth_resource.h"
 #include "models/clock.h"
 #include "models/platform_config.h"
+#include "models/rank_stats.h"
 #include "models/trace_sink.h"
 #include "models/transaction.h"
 
@@ -61,10 +62,8 @@ class GlobalMemory : public sc_core::sc_module {
   // The notify that last changed a signal cell, and when it landed (nullptr: none has, or
   // writers are not kept).
   struct CellWrite {
-    int rank;
-    int block;
-    std::uint32_t notify;
     std::uint64_t landed_ps;
+    NotifyId notify;
   };
   const CellWrite* last_write(std::uint64_t address) const;
 
@@ -122,7 +121,7 @@ class GlobalMemory : public sc_core::sc_module {
     std::uint32_t op : 2;       // the AtomicWrite::Kind of the first op that wrote it
     std::uint32_t writer : 30;  // its last writer's index in writers_, when writers are kept
   };
-  std::unordered_map<std::uint64_t, Cell> cells_;       // by address
+  AddressMap<Cell> cells_;                              // by address
   std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
   BandwidthResource port_;
   sc_core::sc_event due_;

@@ -88,9 +88,12 @@ void RoundChanges::throw_too_many() {
 }
 
 int RoundChanges::round(std::size_t index) const {
-  return std::prev(std::upper_bound(changes_.begin(), changes_.end(), index,
-                                    [](std::size_t i, const Change& c) { return i < c.first; }))
-      ->round;
+  const auto change = static_cast<std::uint32_t>(
+      std::upper_bound(firsts_.begin(), firsts_.end(), index) - firsts_.begin() - 1);
+  const Jump& jump = *std::prev(std::upper_bound(
+      jumps_.begin(), jumps_.end(), change,
+      [](std::uint32_t c, const Jump& j) { return c < j.change; }));
+  return jump.round + static_cast<int>(change - jump.change);
 }
 
 bool TransferLog::Shape::operator<(const Shape& other) const {
@@ -111,10 +114,10 @@ void TransferLog::push_back(const TransferRecord& r) {
   const bool ordered =
       r.start_ps >= r.submit_ps && r.left_ps >= r.start_ps && r.finish_ps >= r.left_ps;
   if (!submits_.offset(size(), r.submit_ps, submit) || !ordered ||
-      !fits(r.start_ps - r.submit_ps) || !fits(r.left_ps - r.start_ps) ||
-      !fits(r.finish_ps - r.left_ps) || !fits(r.held_ps) || !fits(r.latency_ps) ||
+      !fits(r.start_ps - r.submit_ps) || !fits(r.left_ps - r.start_ps) || !fits(r.held_ps) ||
+      !fits(r.latency_ps) || r.finish_ps - r.left_ps != r.held_ps + r.latency_ps ||
       shapes_.size() == kDelayed) {
-    packed_.push_back({0, static_cast<std::uint32_t>(whole_.size()), kWhole});
+    packed_.push_back({static_cast<std::uint32_t>(whole_.size()), kWhole});
     whole_.push_back(r);
     return;
   }
@@ -142,10 +145,26 @@ void TransferLog::push_back(const TransferRecord& r) {
   const auto queued = static_cast<std::uint32_t>(r.start_ps - r.submit_ps);
   const auto held = static_cast<std::uint32_t>(r.held_ps);
   if (queued != 0 || held != 0) {
-    delays_.push_back({size(), queued, held});
+    delays_.push_back({static_cast<std::uint32_t>(size()), queued, held});
     index |= kDelayed;
   }
-  packed_.push_back({submit, static_cast<std::uint32_t>(r.finish_ps - r.left_ps), index});
+  packed_.push_back({submit, index});
+}
+
+void NotifyLog::push_back(const NotifyLink& link) {
+  std::uint32_t issued = 0;
+  if (!issued_.offset(size(), link.issued_ps, issued) || issued == kApart) {
+    apart_.push_back({size(), link.issued_ps});
+    issued = kApart;
+  }
+  packed_.push_back({issued, link.round});
+}
+
+NotifyLink NotifyLog::operator[](std::size_t index) const {
+  const NotifyLogEntry& p = packed_[index];
+  return {
+      p.issued_ps == kApart ? entry_for(apart_, index).issued_ps : issued_.time(index, p.issued_ps),
+      p.round};
 }
 
 void SpanLog::push_back(const CoreSpan& span) {
@@ -194,7 +213,7 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
 
 TransferRecord TransferLog::operator[](std::size_t ticket) const {
   const TransferLogEntry& p = packed_[ticket];
-  if (p.shape == kWhole) return whole_[p.landed_ps];
+  if (p.shape == kWhole) return whole_[p.submit_ps];
   const Shape& shape = shapes_[p.shape & ~kDelayed];
   TransferRecord r;
   r.submit_ps = submits_.time(ticket, p.submit_ps);
@@ -205,8 +224,8 @@ TransferRecord TransferLog::operator[](std::size_t ticket) const {
     r.held_ps = delays.held_ps;
   }
   r.left_ps = r.start_ps + shape.streamed_ps;
-  r.finish_ps = r.left_ps + p.landed_ps;
   r.latency_ps = shape.latency_ps;
+  r.finish_ps = r.left_ps + r.held_ps + r.latency_ps;
   r.bytes = shape.bytes;
   r.peer = shape.peer;
   r.round = rounds_.round(ticket);

@@ -126,6 +126,7 @@ class PackedLog {
   LogIterator<Log, Entry> end() const { return {static_cast<const Log&>(*this), size()}; }
 
  protected:
+  static constexpr std::uint32_t kApart = UINT32_MAX;  // a time kept apart, not as an offset
   std::deque<Packed> packed_;
 };
 
@@ -146,44 +147,51 @@ class TimeBases {
 };
 
 // The round of each of a log's entries, kept only where it changes: a rank's entries come in
-// the order of its rounds, so a round costs one change (8 bytes), not a field per entry.
+// the order of its rounds, so a round costs the index of its first entry (4 bytes), not a field
+// per entry; the round itself is kept only where it is not the one after the round before.
 class RoundChanges {
  public:
   static constexpr std::size_t kIndexLimit = std::size_t{1} << 32;  // entries below this fit
   // Entry `index`'s round; call once per entry, in order of index. Throws std::length_error
   // for an index of kIndexLimit or more.
   void add(std::size_t index, int round) {
-    if (changes_.empty() || changes_.back().round != round) {
+    if (firsts_.empty() || last_round_ != round) {
       if (index >= kIndexLimit) throw_too_many();
-      changes_.push_back({static_cast<std::uint32_t>(index), round});
+      if (firsts_.empty() || round != last_round_ + 1)
+        jumps_.push_back({static_cast<std::uint32_t>(firsts_.size()), round});
+      firsts_.push_back(static_cast<std::uint32_t>(index));
+      last_round_ = round;
     }
   }
   int round(std::size_t index) const;
 
  private:
   [[noreturn]] static void throw_too_many();
-  struct Change {
-    std::uint32_t first;  // the first entry of this round
+  struct Jump {
+    std::uint32_t change;  // the index in firsts_ of a change to a round not following the last
     int round;
   };
-  std::vector<Change> changes_;  // by first entry
+  std::vector<std::uint32_t> firsts_;  // each change's first entry
+  std::vector<Jump> jumps_;            // by change
+  int last_round_ = 0;
 };
 
 // One packed transfer record (see TransferLog).
 struct TransferLogEntry {
-  std::uint32_t submit_ps;  // an offset in submits_
-  std::uint32_t landed_ps;  // finish - left; for a record kept whole, its index in whole_
+  std::uint32_t submit_ps;  // an offset in submits_; for a record kept whole, its index in whole_
   std::uint32_t shape;      // the index in shapes_, kDelayed set when delays_ has its delays;
                             // kWhole for a record kept whole
 };
 
-// A rank's transfer records by ticket, packed to 12 bytes each (a run may keep millions): the
-// submit time as a 32-bit offset (see TimeBases) and the landing as one from the leaving time,
-// the round only where it changes (RoundChanges), and what a rank's transfers mostly share
-// (size, peer, op, queue, latency, limit, how long the queue streamed it) as an index in the
-// log's table of such shapes. The two delays most transfers do not have (waiting for the queue,
-// held beyond its rate) are kept beside the entries, for those that have them; a record whose
-// offsets do not fit is kept whole. Every record reads back exactly.
+// A rank's transfer records by ticket, packed to 8 bytes each (a run may keep millions): the
+// submit time as a 32-bit offset (see TimeBases), the round only where it changes
+// (RoundChanges), and what a rank's transfers mostly share (size, peer, op, queue, latency,
+// limit, how long the queue streamed it) as an index in the log's table of such shapes. The
+// landing is not kept: a transfer lands its latency after its last burst left and was held
+// (finish = left + held + latency). The two delays most transfers do not have (waiting for the
+// queue, held beyond its rate) are kept beside the entries, for those that have them; a record
+// whose offsets do not fit, or whose landing does not follow from the rest, is kept whole.
+// Every record reads back exactly.
 class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEntry> {
  public:
   void push_back(const TransferRecord& record);
@@ -203,7 +211,7 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
     bool operator==(const Shape& other) const;
   };
   struct Delays {
-    std::size_t index;        // the ticket
+    std::uint32_t index;      // the ticket (RoundChanges bounds it)
     std::uint32_t queued_ps;  // start - submit
     std::uint32_t held_ps;
   };
@@ -227,6 +235,29 @@ struct NotifyLink {
   int round = -1;
 };
 
+// One packed notify link (see NotifyLog).
+struct NotifyLogEntry {
+  std::uint32_t issued_ps;  // an offset in issued_; kApart: the time is in apart_
+  std::int32_t round;
+};
+
+// A rank's notify links by notify index, packed to 8 bytes each (a run may keep millions): the
+// time as a 32-bit offset (see TimeBases); a link whose offset does not fit is kept apart with
+// its whole time. Reads back exactly.
+class NotifyLog : public PackedLog<NotifyLog, NotifyLink, NotifyLogEntry> {
+ public:
+  void push_back(const NotifyLink& link);
+  NotifyLink operator[](std::size_t index) const;
+
+ private:
+  struct Apart {
+    std::size_t index;
+    std::uint64_t issued_ps;
+  };
+  TimeBases issued_;
+  std::vector<Apart> apart_;  // by index
+};
+
 // The rest of a notify's record, which only the timeline trace shows (kept only for it).
 struct NotifyRecord {
   int peer = 0;
@@ -239,13 +270,27 @@ struct NotifyRecord {
   std::uint64_t end_ps = 0;    // the core went on (after the acknowledgement when it waits)
 };
 
-// What the critical path needs of a wait; kept for every wait (with records).
+// A notify named by its sender: the rank (-1: none), the rank's SPMD block and the notify's
+// index among that block's notifies, in 8 bytes (a run may keep millions). A platform has at
+// most 4096 x 64 devices and 1024 vector cores (the configuration's bounds), so ranks fit
+// below kRankLimit and blocks below kBlockLimit.
+struct NotifyId {
+  static constexpr int kRankLimit = 1 << 20;
+  static constexpr int kBlockLimit = 1 << 10;
+  NotifyId() : rank(-1), block(0), index(0) {}
+  NotifyId(int sender_rank, int sender_block, std::uint32_t notify)
+      : rank(sender_rank), block(sender_block), index(notify) {}
+  std::int32_t rank : 21;
+  std::int32_t block : 11;
+  std::uint32_t index;
+};
+
+// What the critical path needs of a wait; kept for every wait (with records). 16 bytes.
 struct WaitLink {
-  std::uint64_t seen_ps = 0;  // the look that found the cell satisfied
-  int released_by_rank = -1;  // the rank whose notify landed last before the look, if any
-  int released_by_block = 0;  // and which of its blocks sent it
-  std::uint32_t released_by_notify = 0;  // its index among that rank's notifies
-  bool blocked = false;                  // the cell was not yet satisfied when the wait began
+  WaitLink() : seen_ps(0), blocked(false) {}
+  std::uint64_t seen_ps : 63;  // the look that found the cell satisfied
+  std::uint64_t blocked : 1;   // the cell was not yet satisfied when the wait began
+  NotifyId released_by;        // the notify that landed last before the look, if any
 };
 
 // The rest of a wait's record, which only the timeline trace shows (kept only for it).
@@ -289,7 +334,6 @@ class SpanLog : public PackedLog<SpanLog, CoreSpan, SpanLogEntry> {
   CoreSpan operator[](std::size_t index) const;
 
  private:
-  static constexpr std::uint32_t kApart = UINT32_MAX;
   struct Apart {
     std::size_t index;
     std::uint64_t start_ps;
@@ -326,9 +370,9 @@ struct RankStats {
   // (the outputs show them only then).
   std::vector<RoundSync> sync;
   SpanLog spans;
-  TransferLog transfer_records;         // by DMA ticket
-  std::deque<NotifyLink> notify_links;  // by notify index (a deque, as the packed logs)
-  std::deque<WaitLink> wait_links;      // by wait index
+  TransferLog transfer_records;     // by DMA ticket
+  NotifyLog notify_links;           // by notify index
+  std::deque<WaitLink> wait_links;  // by wait index (a deque, as the packed logs)
   // Index for index with the links, kept only for the timeline trace.
   std::vector<NotifyRecord> notify_records;
   std::vector<WaitRecord> wait_records;

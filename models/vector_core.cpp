@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/elementwise.h"
 #include "models/transaction.h"
@@ -114,6 +116,10 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
   notify_trans_.set_command(tlm::TLM_WRITE_COMMAND);
   notify_trans_.set_data_length(sizeof(std::int32_t));
   notify_trans_.set_streaming_width(sizeof(std::int32_t));
+  // The configuration's bounds keep both inside what a notify's packed name holds.
+  if (binding_.rank >= NotifyId::kRankLimit || binding_.block >= NotifyId::kBlockLimit)
+    throw std::length_error("rank " + std::to_string(binding_.rank) + " block " +
+                            std::to_string(binding_.block) + ": beyond what records can name");
   stats_.rank = binding_.rank;
   stats_.block = binding_.block;
   stats_.device = binding_.rank_devices->at(binding_.rank);
@@ -175,10 +181,6 @@ RankStats VectorCore::release_stats() {
     stats_.rounds.clear();
     stats_.sync.clear();
   }
-  if (!kept_.records) {
-    stats_.notify_links.clear();
-    stats_.wait_links.clear();
-  }
   return std::move(stats_);
 }
 
@@ -220,12 +222,6 @@ void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t
   const std::uint64_t now = current_time(*this).value();
   if (kept_.records && now > start_ps)
     stats_.spans.push_back({kind, round_index(), ref, start_ps, now});
-}
-
-template <typename Record>
-void VectorCore::keep(std::deque<Record>& records, const Record& record) {
-  if (!kept_.records) records.clear();
-  records.push_back(record);
 }
 
 void VectorCore::log(const std::string& line) {
@@ -507,7 +503,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   mark(CoreSpan::Kind::Notify, record.start_ps, ref);
   const std::uint64_t issued_ps = current_time(*this).value();
   record.end_ps = issued_ps;
-  keep(stats_.notify_links, NotifyLink{issued_ps, round_index()});
+  if (kept_.records) stats_.notify_links.push_back({issued_ps, round_index()});
   if (kept_.sync_records) stats_.notify_records.push_back(record);
   if (dropped != nullptr) return;
   tlm::tlm_generic_payload& trans = notify_trans_;
@@ -573,9 +569,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   if (kept_.sync_records) record.seen = gm_.read_cell(address);
   if (const GlobalMemory::CellWrite* write = kept_.records ? gm_.last_write(address) : nullptr) {
     link.blocked = write->landed_ps > record.start_ps;
-    link.released_by_rank = write->rank;
-    link.released_by_block = write->block;
-    link.released_by_notify = write->notify;
+    link.released_by = write->notify;
     record.landed_ps = write->landed_ps;
   }
   // With a zero poll period the look answers at once, when the cell changed.
@@ -597,7 +591,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   }
   record.end_ps = current_time(*this).value();
   mark(CoreSpan::Kind::Wait, record.start_ps, static_cast<std::uint32_t>(stats_.wait_links.size()));
-  keep(stats_.wait_links, link);
+  if (kept_.records) stats_.wait_links.push_back(link);
   if (kept_.sync_records) stats_.wait_records.push_back(record);
 }
 

@@ -124,8 +124,6 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // Records the core's time from `start_ps` to now as a span of its dependency record.
   void mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref);
   // Appends a notify or wait record; without kept records it replaces the previous one.
-  template <typename Record>
-  void keep(std::deque<Record>& records, const Record& record);
   void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
   void log(const std::string& line);
   const Fault* find_fault(Fault::Kind kind, std::uint64_t index) const;

@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "kernels/api.h"
+#include "models/address_map.h"
 #include "models/clock.h"
 #include "models/fabric.h"
 #include "models/platform.h"
@@ -592,6 +593,76 @@ TEST(SpanLog, ReadsBackEverySpanExactly) {
   EXPECT_THROW(log.push_back({Kind::Reduce, 2, SpanLog::kRefLimit, 0, 1}), std::length_error);
 }
 
+// The packed notify links read back exactly: times near their block's base and beyond 32 bits
+// of it (kept apart), a time before the base (kept apart) and the largest offset that fits.
+TEST(NotifyLog, ReadsBackEveryLinkExactly) {
+  const std::vector<NotifyLink> links = {{5'000'000'000'000, -1},
+                                         {5'000'000'000'000 + 4'294'967'294, 0},
+                                         {5'000'000'000'000 + 4'294'967'295, 0},
+                                         {5'000'000'000'000 + 4'294'967'296, 1},
+                                         {4'999'999'999'999, 2},
+                                         {5'000'000'000'007, 2046}};
+  NotifyLog log;
+  for (const NotifyLink& link : links) log.push_back(link);
+  ASSERT_EQ(log.size(), links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    EXPECT_EQ(log[i].issued_ps, links[i].issued_ps) << i;
+    EXPECT_EQ(log[i].round, links[i].round) << i;
+  }
+}
+
+// A wait's link and a notify's name are packed: a rank's and block's largest values and "none"
+// read back, in 16 and 8 bytes.
+TEST(WaitLink, PacksItsReleasingNotify) {
+  static_assert(sizeof(NotifyId) == 8);
+  static_assert(sizeof(WaitLink) == 16);
+  WaitLink link;
+  EXPECT_EQ(link.released_by.rank, -1);
+  EXPECT_FALSE(link.blocked);
+  link.seen_ps = (std::uint64_t{1} << 63) - 1;
+  link.blocked = true;
+  link.released_by = NotifyId(NotifyId::kRankLimit - 1, NotifyId::kBlockLimit - 1, UINT32_MAX);
+  EXPECT_EQ(link.seen_ps, (std::uint64_t{1} << 63) - 1);
+  EXPECT_TRUE(link.blocked);
+  EXPECT_EQ(link.released_by.rank, NotifyId::kRankLimit - 1);
+  EXPECT_EQ(link.released_by.block, NotifyId::kBlockLimit - 1);
+  EXPECT_EQ(link.released_by.index, UINT32_MAX);
+}
+
+// The address map keeps every entry through its growth: address 0 and the largest address, a
+// signal's cells at a row stride, and lookups of addresses never made.
+TEST(AddressMap, KeepsEveryEntryAsItGrows) {
+  AddressMap<std::int32_t> map;
+  EXPECT_EQ(map.find(0), nullptr);
+  std::vector<std::uint64_t> addresses = {0, UINT64_MAX - 1};
+  for (std::uint64_t row = 0; row < 5000; ++row) addresses.push_back(0x1000 + row * 4 * 4096 + 8);
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    const auto [value, fresh] = map.try_emplace(addresses[i]);
+    EXPECT_TRUE(fresh);
+    EXPECT_EQ(value, 0);
+    value = static_cast<std::int32_t>(i) + 1;
+  }
+  EXPECT_EQ(map.size(), addresses.size());
+  EXPECT_FALSE(map.try_emplace(addresses[7]).second);
+  EXPECT_EQ(map.size(), addresses.size());
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    ASSERT_NE(map.find(addresses[i]), nullptr) << i;
+    EXPECT_EQ(*map.find(addresses[i]), static_cast<std::int32_t>(i) + 1);
+  }
+  EXPECT_EQ(map.find(4), nullptr);
+  EXPECT_EQ(map.find(0x1000 + 4), nullptr);
+  std::int64_t sum = 0;
+  std::size_t visited = 0;
+  map.for_each([&](std::uint64_t address, std::int32_t value) {
+    sum += value;
+    ++visited;
+    EXPECT_EQ(*map.find(address), value);
+  });
+  EXPECT_EQ(visited, addresses.size());
+  const auto n = static_cast<std::int64_t>(addresses.size());
+  EXPECT_EQ(sum, n * (n + 1) / 2);
+}
+
 // A log's rounds are kept where they change, with 32-bit entry indices: the last index that
 // fits reads back its round, and one past it is refused rather than wrapped.
 TEST(RoundChanges, KeepsRoundsUpToTheIndexLimit) {
@@ -608,17 +679,28 @@ TEST(RoundChanges, KeepsRoundsUpToTheIndexLimit) {
   EXPECT_THROW(rounds.add(RoundChanges::kIndexLimit + 1, 8), std::length_error);
 }
 
+// Rounds that follow the one before cost no round of their own; rounds that jump ahead, go
+// back or repeat after another read back as exactly as they do.
+TEST(RoundChanges, ReadsBackFollowingAndJumpingRounds) {
+  const std::vector<int> rounds_by_entry = {-1, 0, 0, 1, 2, 2, 2, 5, 6, 4, 5, 5, 3, 3, 4, 9};
+  RoundChanges rounds;
+  for (std::size_t i = 0; i < rounds_by_entry.size(); ++i) rounds.add(i, rounds_by_entry[i]);
+  for (std::size_t i = 0; i < rounds_by_entry.size(); ++i)
+    EXPECT_EQ(rounds.round(i), rounds_by_entry[i]) << i;
+}
+
 // The packed transfer log reads back every field exactly: records sharing their shape or not,
-// with and without the delays kept beside the entries (queued, held), a record whose offsets
-// do not fit in 32 bits (kept whole) and one whose times are out of order (never started).
+// with and without the delays kept beside the entries (queued, held), records kept whole (an
+// offset beyond 32 bits, a landing that does not follow from the leaving time, the time held and
+// the latency) and one whose times are out of order (never started).
 TEST(TransferLog, ReadsBackEveryRecordExactly) {
   TransferRecord near;
   near.submit_ps = 7'000'000'000'000;  // 7 s: beyond 32 bits itself
   near.start_ps = near.submit_ps + 1'000;
   near.left_ps = near.start_ps + 4'294'967'295;  // the largest offset that fits
-  near.finish_ps = near.left_ps + 3'000;
   near.held_ps = 250;
   near.latency_ps = 1'500'000;
+  near.finish_ps = near.left_ps + near.held_ps + near.latency_ps;
   near.bytes = 196'608;
   near.peer = 1023;
   near.round = 2045;
@@ -627,25 +709,30 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   near.misaligned = true;
   near.limit = {TransferLimit::Kind::QueuedBehindFlow, 70'000};
   TransferRecord far = near;
-  far.finish_ps = far.left_ps + 4'294'967'296;  // landing 4.3 ms after leaving: kept whole
+  far.latency_ps = 4'294'967'296;  // 4.3 ms: beyond 32 bits, kept whole
+  far.finish_ps = far.left_ps + far.held_ps + far.latency_ps;
   far.op = TransferRecord::Op::Load;
+  TransferRecord early = near;  // landed before left + held + latency: kept whole
+  early.finish_ps -= 1;
   TransferRecord unstarted;
   unstarted.submit_ps = 5'000;  // start_ps 0: never taken by a queue
   TransferRecord other = near;  // the same shape but for its peer; queued, never held
   other.peer = 5;
   other.held_ps = 0;
+  other.finish_ps -= near.held_ps;
   TransferRecord prompt = near;  // taken at once, never held: no delays kept
   prompt.submit_ps += 9'000;
   prompt.start_ps = prompt.submit_ps;
   prompt.left_ps = prompt.start_ps + 4'294'967'295;
-  prompt.finish_ps = prompt.left_ps + 3'000;
   prompt.held_ps = 0;
+  prompt.finish_ps = prompt.left_ps + prompt.latency_ps;
   TransferRecord held = prompt;  // taken at once, then held
   held.held_ps = 7;
+  held.finish_ps += 7;
   TransferLog log;
-  for (const TransferRecord& r : {near, far, unstarted, near, other, prompt, held, prompt})
+  for (const TransferRecord& r : {near, far, unstarted, near, other, prompt, held, prompt, early})
     log.push_back(r);
-  ASSERT_EQ(log.size(), 8u);
+  ASSERT_EQ(log.size(), 9u);
   const auto same = [](const TransferRecord& a, const TransferRecord& b) {
     return a.submit_ps == b.submit_ps && a.start_ps == b.start_ps && a.left_ps == b.left_ps &&
            a.finish_ps == b.finish_ps && a.held_ps == b.held_ps && a.latency_ps == b.latency_ps &&
@@ -661,9 +748,10 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   EXPECT_TRUE(same(log[5], prompt));
   EXPECT_TRUE(same(log[6], held));
   EXPECT_TRUE(same(log[7], prompt));
+  EXPECT_TRUE(same(log[8], early));
   std::size_t visited = 0;
   for (const TransferRecord& r : log) visited += r.peer == 1023 ? 1 : 0;
-  EXPECT_EQ(visited, 6u);
+  EXPECT_EQ(visited, 7u);
 }
 
 }  // namespace

@@ -459,13 +459,13 @@ CriticalPath critical_path(const RunResult& result) {
         break;
       case CoreSpan::Kind::Wait: {
         const WaitLink& w = s.wait_links[span.ref];
-        if (!w.blocked || w.released_by_rank < 0) {
+        if (!w.blocked || w.released_by.rank < 0) {
           add(Kind::Wait, span.round, span.start_ps, end, static_cast<int>(span.ref));
           break;
         }
         const NotifyLink& n =
-            ranks[static_cast<std::size_t>(w.released_by_rank * blocks + w.released_by_block)]
-                .notify_links[w.released_by_notify];
+            ranks[static_cast<std::size_t>(w.released_by.rank * blocks + w.released_by.block)]
+                .notify_links[w.released_by.index];
         add(Kind::Wait, span.round, std::min(w.seen_ps, end), end, static_cast<int>(span.ref));
         if (std::min(w.seen_ps, end) > n.issued_ps) {
           PathStep step{Kind::PeerWait,
@@ -474,13 +474,13 @@ CriticalPath critical_path(const RunResult& result) {
                         n.issued_ps,
                         std::min(w.seen_ps, end),
                         static_cast<int>(span.ref),
-                        w.released_by_rank,
+                        w.released_by.rank,
                         n.round};
-          step.peer_block = w.released_by_block;
+          step.peer_block = w.released_by.block;
           push(step);
         }
-        rank = w.released_by_rank;
-        block = w.released_by_block;
+        rank = w.released_by.rank;
+        block = w.released_by.block;
         t = n.issued_ps;
         break;
       }

@@ -163,10 +163,10 @@ std::string TimelineTrace::render(const RunResult& result) const {
     const RankStats& s = result.ranks[r];
     for (const WaitLink& w : s.wait_links) {
       int id = -1;
-      if (w.blocked && w.released_by_rank >= 0 && shown(s.device) &&
-          shown(result.ranks[static_cast<std::size_t>(w.released_by_rank)].device)) {
+      if (w.blocked && w.released_by.rank >= 0 && shown(s.device) &&
+          shown(result.ranks[static_cast<std::size_t>(w.released_by.rank)].device)) {
         id = static_cast<int>(flow_of_notify.size()) + 1;
-        if (!flow_of_notify.emplace(std::pair{w.released_by_rank, w.released_by_notify}, id).second)
+        if (!flow_of_notify.emplace(std::pair{w.released_by.rank, w.released_by.index}, id).second)
           id = -1;  // one arrow per notify
       }
       flow_of_wait[r].push_back(id);
@@ -220,8 +220,8 @@ std::string TimelineTrace::render(const RunResult& result) const {
                          ",\"expected\":" + std::to_string(wait.expected) +
                          ",\"seen\":" + std::to_string(wait.seen) +
                          ",\"blocked\":" + (link.blocked ? "true" : "false");
-      if (link.released_by_rank >= 0) {
-        args += ",\"released_by_rank\":" + std::to_string(link.released_by_rank) +
+      if (link.released_by.rank >= 0) {
+        args += ",\"released_by_rank\":" + std::to_string(link.released_by.rank) +
                 ",\"landed_us\":" + us(to_ns(wait.landed_ps));
       }
       events.slice(pid, kCoreTid, wait.start_ps, wait.end_ps, "wait", "sync", args,
