@@ -53,6 +53,12 @@ std::ostream& operator<<(std::ostream& out, const PhaseName& phase) {
   return out << phase.str();
 }
 
+const PhaseName& RoundPhases::operator[](std::size_t round) const {
+  return std::prev(std::upper_bound(runs_.begin(), runs_.end(), round,
+                                    [](std::size_t r, const Run& run) { return r < run.first; }))
+      ->phase;
+}
+
 namespace {
 
 // TransferLog::Shape::flags: the op in bits 0-1, misaligned in bit 2, the limit's kind in
@@ -90,9 +96,9 @@ void RoundChanges::throw_too_many() {
 int RoundChanges::round(std::size_t index) const {
   const auto change = static_cast<std::uint32_t>(
       std::upper_bound(firsts_.begin(), firsts_.end(), index) - firsts_.begin() - 1);
-  const Jump& jump = *std::prev(std::upper_bound(
-      jumps_.begin(), jumps_.end(), change,
-      [](std::uint32_t c, const Jump& j) { return c < j.change; }));
+  const Jump& jump =
+      *std::prev(std::upper_bound(jumps_.begin(), jumps_.end(), change,
+                                  [](std::uint32_t c, const Jump& j) { return c < j.change; }));
   return jump.round + static_cast<int>(change - jump.change);
 }
 
@@ -116,7 +122,7 @@ void TransferLog::push_back(const TransferRecord& r) {
   if (!submits_.offset(size(), r.submit_ps, submit) || !ordered ||
       !fits(r.start_ps - r.submit_ps) || !fits(r.left_ps - r.start_ps) || !fits(r.held_ps) ||
       !fits(r.latency_ps) || r.finish_ps - r.left_ps != r.held_ps + r.latency_ps ||
-      shapes_.size() == kDelayed) {
+      shapes_.size() == kShapeLimit) {
     packed_.push_back({static_cast<std::uint32_t>(whole_.size()), kWhole});
     whole_.push_back(r);
     return;
@@ -144,9 +150,14 @@ void TransferLog::push_back(const TransferRecord& r) {
   }
   const auto queued = static_cast<std::uint32_t>(r.start_ps - r.submit_ps);
   const auto held = static_cast<std::uint32_t>(r.held_ps);
-  if (queued != 0 || held != 0) {
-    delays_.push_back({static_cast<std::uint32_t>(size()), queued, held});
-    index |= kDelayed;
+  const auto ticket = static_cast<std::uint32_t>(size());
+  if (queued != 0) {
+    queued_.push_back({ticket, queued});
+    index |= kQueued;
+  }
+  if (held != 0) {
+    held_.push_back({ticket, held});
+    index |= kHeld;
   }
   packed_.push_back({submit, index});
 }
@@ -214,15 +225,12 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
 TransferRecord TransferLog::operator[](std::size_t ticket) const {
   const TransferLogEntry& p = packed_[ticket];
   if (p.shape == kWhole) return whole_[p.submit_ps];
-  const Shape& shape = shapes_[p.shape & ~kDelayed];
+  const Shape& shape = shapes_[p.shape & ~(kQueued | kHeld)];
   TransferRecord r;
   r.submit_ps = submits_.time(ticket, p.submit_ps);
   r.start_ps = r.submit_ps;
-  if ((p.shape & kDelayed) != 0) {
-    const Delays& delays = entry_for(delays_, ticket);
-    r.start_ps += delays.queued_ps;
-    r.held_ps = delays.held_ps;
-  }
+  if ((p.shape & kQueued) != 0) r.start_ps += entry_for(queued_, ticket).ps;
+  if ((p.shape & kHeld) != 0) r.held_ps = entry_for(held_, ticket).ps;
   r.left_ps = r.start_ps + shape.streamed_ps;
   r.latency_ps = shape.latency_ps;
   r.finish_ps = r.left_ps + r.held_ps + r.latency_ps;

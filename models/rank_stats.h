@@ -54,6 +54,27 @@ class PhaseName {
 bool operator==(const PhaseName& phase, const char* name);
 std::ostream& operator<<(std::ostream& out, const PhaseName& phase);
 
+// Each round's phase, kept only where it changes: a rank's consecutive rounds mostly share
+// their phase (a ring's P - 1 rounds of reduce-scatter, then P - 1 of all-gather).
+class RoundPhases {
+ public:
+  void push_back(PhaseName phase) {
+    if (runs_.empty() || !(runs_.back().phase == phase))
+      runs_.push_back({static_cast<std::uint32_t>(rounds_), phase});
+    ++rounds_;
+  }
+  std::size_t size() const { return rounds_; }
+  const PhaseName& operator[](std::size_t round) const;
+
+ private:
+  struct Run {
+    std::uint32_t first;  // the run's first round
+    PhaseName phase;
+  };
+  std::vector<Run> runs_;
+  std::size_t rounds_ = 0;
+};
+
 struct RoundRecord {
   int round = 0;
   PhaseName phase;
@@ -179,8 +200,8 @@ class RoundChanges {
 // One packed transfer record (see TransferLog).
 struct TransferLogEntry {
   std::uint32_t submit_ps;  // an offset in submits_; for a record kept whole, its index in whole_
-  std::uint32_t shape;      // the index in shapes_, kDelayed set when delays_ has its delays;
-                            // kWhole for a record kept whole
+  std::uint32_t shape;      // the index in shapes_, kQueued and kHeld set when queued_ and
+                            // held_ have its delays; kWhole for a record kept whole
 };
 
 // A rank's transfer records by ticket, packed to 8 bytes each (a run may keep millions): the
@@ -189,9 +210,9 @@ struct TransferLogEntry {
 // limit, how long the queue streamed it) as an index in the log's table of such shapes. The
 // landing is not kept: a transfer lands its latency after its last burst left and was held
 // (finish = left + held + latency). The two delays most transfers do not have (waiting for the
-// queue, held beyond its rate) are kept beside the entries, for those that have them; a record
-// whose offsets do not fit, or whose landing does not follow from the rest, is kept whole.
-// Every record reads back exactly.
+// queue, held beyond its rate) are kept beside the entries, each apart and only for those that
+// have it (8 bytes: the ticket and the delay); a record whose offsets do not fit, or whose
+// landing does not follow from the rest, is kept whole. Every record reads back exactly.
 class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEntry> {
  public:
   void push_back(const TransferRecord& record);
@@ -210,13 +231,15 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
     bool operator<(const Shape& other) const;
     bool operator==(const Shape& other) const;
   };
-  struct Delays {
-    std::uint32_t index;      // the ticket (RoundChanges bounds it)
-    std::uint32_t queued_ps;  // start - submit
-    std::uint32_t held_ps;
+  struct Delay {
+    std::uint32_t index;  // the ticket (RoundChanges bounds it)
+    std::uint32_t ps;
   };
   static constexpr std::uint32_t kWhole = UINT32_MAX;
-  static constexpr std::uint32_t kDelayed = 1u << 31;  // so shapes number fewer than this
+  static constexpr std::uint32_t kQueued = 1u << 31;
+  static constexpr std::uint32_t kHeld = 1u << 30;
+  // Shapes number fewer than this, so that no entry's shape reads as kWhole.
+  static constexpr std::uint32_t kShapeLimit = kHeld - 1;
   TimeBases submits_;
   RoundChanges rounds_;
   std::vector<Shape> shapes_;
@@ -225,7 +248,8 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
   // and at thousands of ranks the maps' nodes are far out of the cache.
   std::uint32_t recent_[4] = {kWhole, kWhole, kWhole, kWhole};
   std::uint32_t next_recent_ = 0;
-  std::deque<Delays> delays_;  // by ticket
+  std::deque<Delay> queued_;  // start - submit, by ticket, for those taken late by the queue
+  std::deque<Delay> held_;    // by ticket, for those held beyond the queue's rate
   std::vector<TransferRecord> whole_;
 };
 
@@ -365,7 +389,7 @@ struct RankStats {
   std::vector<RoundRecord> rounds;
   // Instead of `rounds`, when the outputs show no round of this rank but its phases (the full
   // report's table shows the first ranks, its critical path every rank's phase names).
-  std::vector<PhaseName> round_phases;
+  RoundPhases round_phases;
   // Each round's synchronisation instructions, by round; kept only with a codegen profile
   // (the outputs show them only then).
   std::vector<RoundSync> sync;

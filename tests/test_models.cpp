@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -677,6 +678,16 @@ TEST(RoundChanges, KeepsRoundsUpToTheIndexLimit) {
   EXPECT_EQ(rounds.round(RoundChanges::kIndexLimit - 1), 7);
   rounds.add(RoundChanges::kIndexLimit, 7);  // the same round: nothing to keep
   EXPECT_THROW(rounds.add(RoundChanges::kIndexLimit + 1, 8), std::length_error);
+}
+
+// A rank's round phases are kept where they change and read back round by round.
+TEST(RoundPhases, ReadsBackEveryRoundsPhase) {
+  const std::vector<std::string> phases = {"stage-in", "RS", "RS", "RS", "AG", "AG", "RS",
+                                           "stage-out"};
+  RoundPhases rounds;
+  for (const std::string& phase : phases) rounds.push_back(phase);
+  ASSERT_EQ(rounds.size(), phases.size());
+  for (std::size_t i = 0; i < phases.size(); ++i) EXPECT_EQ(rounds[i].str(), phases[i]) << i;
 }
 
 // Rounds that follow the one before cost no round of their own; rounds that jump ahead, go
