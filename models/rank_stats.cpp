@@ -178,6 +178,34 @@ NotifyLink NotifyLog::operator[](std::size_t index) const {
       p.round};
 }
 
+void WaitLog::push_back(const WaitLink& link) {
+  constexpr std::uint32_t kNotifyLimit = 1u << 31;  // WaitLogEntry::released_by_notify's range
+  std::uint32_t seen = 0;
+  // The offset is taken for every entry: the time bases are laid down in order of index.
+  if (!seen_.offset(size(), link.seen_ps, seen) || seen == kApart ||
+      link.released_by.index >= kNotifyLimit) {
+    apart_.push_back({size(), link});
+    seen = kApart;
+  }
+  WaitLogEntry entry;
+  entry.seen_ps = seen;
+  entry.released_by_rank = link.released_by.rank;
+  entry.released_by_block = link.released_by.block;
+  entry.released_by_notify = seen == kApart ? 0 : link.released_by.index;
+  entry.blocked = link.blocked;
+  packed_.push_back(entry);
+}
+
+WaitLink WaitLog::operator[](std::size_t index) const {
+  const WaitLogEntry& p = packed_[index];
+  if (p.seen_ps == kApart) return entry_for(apart_, index).link;
+  WaitLink link;
+  link.seen_ps = seen_.time(index, p.seen_ps);
+  link.blocked = p.blocked != 0;
+  link.released_by = NotifyId(p.released_by_rank, p.released_by_block, p.released_by_notify);
+  return link;
+}
+
 void SpanLog::push_back(const CoreSpan& span) {
   if (span.ref >= kRefLimit) {
     throw std::length_error("more than " + std::to_string(kRefLimit) +

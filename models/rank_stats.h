@@ -309,12 +309,38 @@ struct NotifyId {
   std::uint32_t index;
 };
 
-// What the critical path needs of a wait; kept for every wait (with records). 16 bytes.
+// What the critical path needs of a wait; kept for every wait (with records).
 struct WaitLink {
-  WaitLink() : seen_ps(0), blocked(false) {}
-  std::uint64_t seen_ps : 63;  // the look that found the cell satisfied
-  std::uint64_t blocked : 1;   // the cell was not yet satisfied when the wait began
-  NotifyId released_by;        // the notify that landed last before the look, if any
+  std::uint64_t seen_ps = 0;  // the look that found the cell satisfied
+  bool blocked = false;       // the cell was not yet satisfied when the wait began
+  NotifyId released_by;       // the notify that landed last before the look, if any
+};
+
+// One packed wait link (see WaitLog).
+struct WaitLogEntry {
+  std::uint32_t seen_ps;  // an offset in seen_; kApart: the link is kept apart
+  std::int32_t released_by_rank : 21;
+  std::int32_t released_by_block : 11;
+  std::uint32_t released_by_notify : 31;
+  std::uint32_t blocked : 1;
+};
+
+// A rank's wait links by wait index, packed to 12 bytes each (a run may keep millions): the
+// time as a 32-bit offset (see TimeBases), the releasing notify's rank and block in one word,
+// its index and whether the wait was blocked in another; a link whose offset or notify index
+// does not fit is kept apart whole. Reads back exactly.
+class WaitLog : public PackedLog<WaitLog, WaitLink, WaitLogEntry> {
+ public:
+  void push_back(const WaitLink& link);
+  WaitLink operator[](std::size_t index) const;
+
+ private:
+  struct Apart {
+    std::size_t index;
+    WaitLink link;
+  };
+  TimeBases seen_;
+  std::vector<Apart> apart_;  // by index
 };
 
 // The rest of a wait's record, which only the timeline trace shows (kept only for it).
@@ -394,9 +420,9 @@ struct RankStats {
   // (the outputs show them only then).
   std::vector<RoundSync> sync;
   SpanLog spans;
-  TransferLog transfer_records;     // by DMA ticket
-  NotifyLog notify_links;           // by notify index
-  std::deque<WaitLink> wait_links;  // by wait index (a deque, as the packed logs)
+  TransferLog transfer_records;  // by DMA ticket
+  NotifyLog notify_links;        // by notify index
+  WaitLog wait_links;            // by wait index
   // Index for index with the links, kept only for the timeline trace.
   std::vector<NotifyRecord> notify_records;
   std::vector<WaitRecord> wait_records;

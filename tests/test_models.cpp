@@ -612,22 +612,36 @@ TEST(NotifyLog, ReadsBackEveryLinkExactly) {
   }
 }
 
-// A wait's link and a notify's name are packed: a rank's and block's largest values and "none"
-// read back, in 16 and 8 bytes.
-TEST(WaitLink, PacksItsReleasingNotify) {
+// The packed wait links read back exactly: a releasing rank's and block's largest values and
+// "none", a blocked and an unblocked wait, a time beyond 32 bits of its block's base and a
+// notify index beyond 31 bits (both kept apart).
+TEST(WaitLog, ReadsBackEveryLinkExactly) {
   static_assert(sizeof(NotifyId) == 8);
-  static_assert(sizeof(WaitLink) == 16);
-  WaitLink link;
-  EXPECT_EQ(link.released_by.rank, -1);
-  EXPECT_FALSE(link.blocked);
-  link.seen_ps = (std::uint64_t{1} << 63) - 1;
-  link.blocked = true;
-  link.released_by = NotifyId(NotifyId::kRankLimit - 1, NotifyId::kBlockLimit - 1, UINT32_MAX);
-  EXPECT_EQ(link.seen_ps, (std::uint64_t{1} << 63) - 1);
-  EXPECT_TRUE(link.blocked);
-  EXPECT_EQ(link.released_by.rank, NotifyId::kRankLimit - 1);
-  EXPECT_EQ(link.released_by.block, NotifyId::kBlockLimit - 1);
-  EXPECT_EQ(link.released_by.index, UINT32_MAX);
+  static_assert(sizeof(WaitLogEntry) == 12);
+  std::vector<WaitLink> links(5);
+  links[0].seen_ps = 9'000'000'000'000;
+  links[1].seen_ps = links[0].seen_ps + 4'294'967'294;
+  links[1].blocked = true;
+  links[1].released_by =
+      NotifyId(NotifyId::kRankLimit - 1, NotifyId::kBlockLimit - 1, (1u << 31) - 1);
+  links[2].seen_ps = links[0].seen_ps + 4'294'967'295;
+  links[2].released_by = NotifyId(3, 0, 7);
+  links[3].seen_ps = links[0].seen_ps + 5;
+  links[3].blocked = true;
+  links[3].released_by = NotifyId(0, 2, 1u << 31);
+  links[4].seen_ps = links[0].seen_ps + 6;
+  WaitLog log;
+  for (const WaitLink& link : links) log.push_back(link);
+  ASSERT_EQ(log.size(), links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const WaitLink link = log[i];
+    EXPECT_EQ(link.seen_ps, links[i].seen_ps) << i;
+    EXPECT_EQ(link.blocked, links[i].blocked) << i;
+    EXPECT_EQ(link.released_by.rank, links[i].released_by.rank) << i;
+    EXPECT_EQ(link.released_by.block, links[i].released_by.block) << i;
+    EXPECT_EQ(link.released_by.index, links[i].released_by.index) << i;
+  }
+  EXPECT_EQ(log[0].released_by.rank, -1);
 }
 
 // The address map keeps every entry through its growth: address 0 and the largest address, a
@@ -682,8 +696,8 @@ TEST(RoundChanges, KeepsRoundsUpToTheIndexLimit) {
 
 // A rank's round phases are kept where they change and read back round by round.
 TEST(RoundPhases, ReadsBackEveryRoundsPhase) {
-  const std::vector<std::string> phases = {"stage-in", "RS", "RS", "RS", "AG", "AG", "RS",
-                                           "stage-out"};
+  const std::vector<std::string> phases = {"stage-in", "RS", "RS", "RS",
+                                           "AG",       "AG", "RS", "stage-out"};
   RoundPhases rounds;
   for (const std::string& phase : phases) rounds.push_back(phase);
   ASSERT_EQ(rounds.size(), phases.size());
