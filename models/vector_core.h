@@ -5,7 +5,6 @@
 // It knows nothing about which kernel it runs.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -123,7 +122,6 @@ class VectorCore : public sc_core::sc_module, public Rank {
   int round_index() const;  // -1 before the kernel's first round
   // Records the core's time from `start_ps` to now as a span of its dependency record.
   void mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref);
-  // Appends a notify or wait record; without kept records it replaces the previous one.
   void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
   void log(const std::string& line);
   const Fault* find_fault(Fault::Kind kind, std::uint64_t index) const;
