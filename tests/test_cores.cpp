@@ -358,6 +358,30 @@ TEST(HostMesh, OneMiBOnFourDevicesWithEightCoresPrintsOk) {
   EXPECT_NE(p.out.find("8 blocks per rank"), std::string::npos);
 }
 
+// The cluster presets' ranks are the same 910B2 dies, 48 vector cores each: the host mesh runs
+// many blocks per rank across RoCE servers and across SuperPod nodes, golden-checked.
+TEST(HostMesh, RunsManyBlocksPerRankOnTheClusterPresets) {
+  const std::vector<std::vector<std::string>> platforms = {
+      {"-p", "a2a3-cluster", "--cluster.servers", "2"},
+      {"-p", "a3-superpod", "--superpod.nodes", "2"}};
+  for (std::vector<std::string> args : platforms) {
+    args.insert(args.end(),
+                {"-d", "all", "--kernel", "host_mesh", "--core-num", "8", "--size", "256KiB"});
+    const test::ProcessResult p = test::run_binary(args);
+    EXPECT_EQ(p.exit_code, 0) << args[1] << ": " << p.err;
+    EXPECT_NE(p.out.find("P = 16"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("8 blocks per rank"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("\nOK\n"), std::string::npos) << p.out;
+  }
+  const test::ProcessResult beyond =
+      test::run_binary({"-p", "a3-superpod", "--superpod.nodes", "2", "-d", "all", "--kernel",
+                        "host_mesh", "--core-num", "49"});
+  EXPECT_EQ(beyond.exit_code, 2);
+  EXPECT_NE(beyond.err.find("--core-num 49: must be 1..48 (vector.cores of a3-superpod)"),
+            std::string::npos)
+      << beyond.err;
+}
+
 TEST(HostMesh, RecordsJsonAndWaveformShowEveryBlockApart) {
   test::ScratchDir dir;
   const test::ProcessResult p =
