@@ -302,6 +302,42 @@ TEST(KeyNotes, QueueRateIsLimitingTheMesh) {
   }
 }
 
+// The report's table of what bounds the transfers: a ring's reduce-scatter rounds are alike, as
+// are its all-gather rounds, so each shares a row; the JSON keeps every round.
+TEST(RoundLimits, AlikeConsecutiveRoundsShareARow) {
+  ScratchDir dir;
+  std::string out;
+  const nlohmann::json j =
+      run_json({"-p", "a2a3", "-d", "0,1,2,3", "--kernel", "ring", "--size", "64KiB"}, dir, &out);
+  const std::size_t table = out.find("what bounds the transfers");
+  ASSERT_NE(table, std::string::npos) << out;
+  std::vector<std::string> rows;
+  for (std::size_t at = out.find('\n', table) + 1; at < out.size() && out[at] != '\n';) {
+    const std::size_t end = out.find('\n', at);
+    rows.push_back(out.substr(at, end - at));
+    at = end + 1;
+  }
+  // Per round: stage-in loads and stores 4 chunks a rank; an RS round pulls, loads and stores
+  // one chunk a rank, an AG round pulls and stores it; stage-out as stage-in.
+  const std::string queue = " (DMA queue rate) x";
+  const std::vector<std::string> expected = {
+      "round  phase         transfers  bound by",
+      "    0  stage-in             32  dma.mte2_bytes_per_cycle" + queue +
+          "16, dma.mte3_bytes_per_cycle" + queue + "16",
+      "  1-3  RS                   12  dma.mte2_bytes_per_cycle" + queue +
+          "4, dma.mte3_bytes_per_cycle" + queue + "4, dma.remote_bytes_per_cycle" + queue + "4",
+      "  4-6  AG                    8  dma.mte3_bytes_per_cycle" + queue +
+          "4, dma.remote_bytes_per_cycle" + queue + "4",
+      "    7  stage-out            32  dma.mte2_bytes_per_cycle" + queue +
+          "16, dma.mte3_bytes_per_cycle" + queue + "16"};
+  EXPECT_EQ(rows, expected) << out;
+  const auto& limits = j.at("transfer_limits");
+  ASSERT_EQ(limits.size(), 8u);
+  for (int round = 0; round < 8; ++round) EXPECT_EQ(limits[round].at("round"), round);
+  EXPECT_EQ(limits[2].at("transfers"), 12);
+  EXPECT_EQ(limits[5].at("phase"), "AG");
+}
+
 // --- the timeline ---
 
 // Checks the trace's structure the way Perfetto reads it; returns the devices (pids) shown.

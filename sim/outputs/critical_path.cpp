@@ -522,15 +522,41 @@ void print_explanation(std::ostream& out, const RunResult& result) {
   }
   const std::vector<RoundLimits> rounds = round_limits(result);
   if (!rounds.empty()) {
-    // The phase column is as wide as the longest phase name, so no name shifts the columns.
+    // Consecutive rounds whose transfers are bound alike share a row ("4-256"): at thousands
+    // of ranks a ring's rounds are mostly alike, and a row each would bury the ones that differ.
+    struct Row {
+      std::string rounds;
+      const RoundLimits* first;
+    };
+    std::vector<Row> rows;
+    for (std::size_t i = 0; i < rounds.size();) {
+      std::size_t j = i + 1;
+      while (j < rounds.size() && rounds[j].round == rounds[j - 1].round + 1 &&
+             rounds[j].phase == rounds[i].phase && rounds[j].transfers == rounds[i].transfers &&
+             rounds[j].limits == rounds[i].limits) {
+        ++j;
+      }
+      std::string label = std::to_string(rounds[i].round);
+      if (j - i > 1) label += "-" + std::to_string(rounds[j - 1].round);
+      rows.push_back({label, &rounds[i]});
+      i = j;
+    }
+    // The columns are as wide as the longest round range and phase name, so none shifts them.
+    int round_width = 5;
     int width = 12;
-    for (const RoundLimits& r : rounds) width = std::max(width, static_cast<int>(r.phase.size()));
-    std::snprintf(line, sizeof line, "round  %-*s  transfers  bound by\n", width, "phase");
-    out << "\nwhat bounds the transfers, per round (all ranks):\n" << line;
-    for (const RoundLimits& r : rounds) {
-      std::snprintf(line, sizeof line, "%5d  %-*s %10d  ", r.round, width, r.phase.c_str(),
-                    r.transfers);
-      out << line << limits_text(r.limits) << "\n";
+    for (const Row& row : rows) {
+      round_width = std::max(round_width, static_cast<int>(row.rounds.size()));
+      width = std::max(width, static_cast<int>(row.first->phase.size()));
+    }
+    std::snprintf(line, sizeof line, "%*s  %-*s  transfers  bound by\n", round_width, "round",
+                  width, "phase");
+    out << "\nwhat bounds the transfers, per round (all ranks; alike consecutive rounds share a "
+           "row, transfers counted per round):\n"
+        << line;
+    for (const Row& row : rows) {
+      std::snprintf(line, sizeof line, "%*s  %-*s %10d  ", round_width, row.rounds.c_str(), width,
+                    row.first->phase.c_str(), row.first->transfers);
+      out << line << limits_text(row.first->limits) << "\n";
     }
   }
   const std::vector<std::string> notes = key_notes(result, summary);
