@@ -35,10 +35,13 @@ struct Key {
   std::function<void(const PlatformConfig&)> check;
 };
 
-// The shortest text that reads back as the same double (0.7, not 0.69999999999999996).
+// The shortest text that reads back as the same double (0.7, not 0.69999999999999996), with
+// whole numbers written out (300000, not the shorter 3e+05) until they grow absurd.
 std::string format(double v) {
   char text[32];
-  const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+  const bool whole = std::abs(v) < 1e15 && v == std::trunc(v);
+  const auto end = whole ? std::to_chars(text, text + sizeof text, v, std::chars_format::fixed).ptr
+                         : std::to_chars(text, text + sizeof text, v).ptr;
   return std::string(text, end);
 }
 
