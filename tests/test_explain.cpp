@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -336,6 +337,65 @@ TEST(RoundLimits, AlikeConsecutiveRoundsShareARow) {
   for (int round = 0; round < 8; ++round) EXPECT_EQ(limits[round].at("round"), round);
   EXPECT_EQ(limits[2].at("transfers"), 12);
   EXPECT_EQ(limits[5].at("phase"), "AG");
+}
+
+// Picoseconds from the report's "123.456 ns".
+std::uint64_t report_ps(const std::string& ns) {
+  const std::size_t dot = ns.find('.');
+  return std::stoull(ns.substr(0, dot)) * 1000 + std::stoull(ns.substr(dot + 1));
+}
+
+// Waiting for peers on the path of a 16-rank ring across two servers: the report shows the 8
+// longest (rank, round) waits, in rank order, and sums the rest into one line; the JSON keeps all.
+TEST(PeerWaits, TheLongestAreShownAndTheRestSummed) {
+  ScratchDir dir;
+  std::string out;
+  const nlohmann::json j = run_json({"-p", "a2a3-cluster", "--cluster.servers", "2", "-d", "all",
+                                     "--kernel", "ring", "--size", "64KiB", "--timing-only"},
+                                    dir, &out);
+  using Wait = std::tuple<int, int, std::uint64_t>;  // peer, its round, ps
+  std::vector<Wait> all;
+  for (const auto& w : j.at("critical_path").at("waiting_for"))
+    all.emplace_back(w.at("peer"), w.at("round"), w.at("ps"));
+  ASSERT_GT(all.size(), 8u);
+  std::vector<Wait> longest = all;
+  std::stable_sort(longest.begin(), longest.end(),
+                   [](const Wait& a, const Wait& b) { return std::get<2>(a) > std::get<2>(b); });
+  longest.resize(8);
+  std::sort(longest.begin(), longest.end());
+  std::uint64_t rest_ps = 0;
+  std::set<int> rest_ranks;
+  for (const Wait& w : all) {
+    if (std::find(longest.begin(), longest.end(), w) != longest.end()) continue;
+    rest_ps += std::get<2>(w);
+    rest_ranks.insert(std::get<0>(w));
+  }
+  std::vector<Wait> shown;
+  std::string rest_line;
+  std::size_t at = out.find("  waiting for a peer");
+  ASSERT_NE(at, std::string::npos) << out;
+  for (at = out.find('\n', at) + 1; out.compare(at, 4, "    ") == 0;) {
+    const std::size_t end = out.find('\n', at);
+    const std::string row = out.substr(at, end - at);
+    std::istringstream in(row);
+    std::string ns, unit, word;
+    in >> ns >> unit >> word;
+    if (row.find(" more rounds of ") != std::string::npos) {
+      EXPECT_EQ(report_ps(ns), rest_ps) << row;
+      rest_line = row;
+    } else {
+      int peer = 0, round = 0;
+      std::string rank_word, its, round_word;
+      in >> rank_word >> peer >> its >> round_word >> round;
+      shown.emplace_back(peer, round, report_ps(ns));
+    }
+    at = end + 1;
+  }
+  EXPECT_EQ(shown, longest) << out;
+  EXPECT_NE(rest_line.find("for " + std::to_string(all.size() - 8) + " more rounds of " +
+                           std::to_string(rest_ranks.size()) + " ranks"),
+            std::string::npos)
+      << rest_line;
 }
 
 // --- the timeline ---

@@ -512,10 +512,37 @@ void print_explanation(std::ostream& out, const RunResult& result) {
       }
     }
     if (kind == Kind::PeerWait) {
-      for (const auto& [peer, share] : summary.peers) {
+      // A path through a thousand-rank ring waits on hundreds of (rank, round) pairs: the
+      // longest few are shown, in rank order, and the rest summed in one line.
+      constexpr std::size_t kShownWaits = 8;
+      std::vector<std::pair<std::pair<int, int>, std::uint64_t>> waits;
+      for (const auto& [peer, share] : summary.peers) waits.push_back({peer, share.ps});
+      std::vector<std::pair<std::pair<int, int>, std::uint64_t>> shown = waits;
+      if (shown.size() > kShownWaits) {
+        std::stable_sort(shown.begin(), shown.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
+        shown.resize(kShownWaits);
+        std::sort(shown.begin(), shown.end());
+      }
+      for (const auto& [peer, ps_waited] : shown) {
         std::snprintf(line, sizeof line, "    %16s ns  for rank %d (its round %d, %s)\n",
-                      ns_text(share.ps).c_str(), peer.first, peer.second,
+                      ns_text(ps_waited).c_str(), peer.first, peer.second,
                       phase_of(result, peer.first, peer.second).c_str());
+        out << line;
+      }
+      if (shown.size() < waits.size()) {
+        std::uint64_t rest_ps = 0;
+        std::set<int> rest_ranks;
+        for (const auto& wait : waits) {
+          if (std::binary_search(shown.begin(), shown.end(), wait)) continue;
+          rest_ps += wait.second;
+          rest_ranks.insert(wait.first.first);
+        }
+        std::snprintf(line, sizeof line,
+                      "    %16s ns  for %zu more rounds of %zu ranks (the %zu longest are above; "
+                      "--json lists every one)\n",
+                      ns_text(rest_ps).c_str(), waits.size() - shown.size(), rest_ranks.size(),
+                      shown.size());
         out << line;
       }
     }
