@@ -490,6 +490,88 @@ CriticalPath critical_path(const RunResult& result) {
   return path;
 }
 
+// The critical path's wait for peers, per (peer, its round). A path through a thousand-rank
+// ring waits on hundreds of them: the longest few are shown, in rank order, and the rest summed
+// in one line.
+void print_peer_waits(std::ostream& out, const RunResult& result, const PathSummary& summary) {
+  using PeerWait = std::pair<std::pair<int, int>, std::uint64_t>;
+  constexpr std::size_t kShownWaits = 8;
+  char line[256];
+  std::vector<PeerWait> waits;
+  for (const auto& [peer, share] : summary.peers) waits.push_back({peer, share.ps});
+  std::vector<PeerWait> shown = waits;
+  if (shown.size() > kShownWaits) {
+    std::stable_sort(shown.begin(), shown.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    shown.resize(kShownWaits);
+    std::sort(shown.begin(), shown.end());
+  }
+  for (const auto& [peer, ps_waited] : shown) {
+    std::snprintf(line, sizeof line, "    %16s ns  for rank %d (its round %d, %s)\n",
+                  ns_text(ps_waited).c_str(), peer.first, peer.second,
+                  phase_of(result, peer.first, peer.second).c_str());
+    out << line;
+  }
+  if (shown.size() < waits.size()) {
+    std::uint64_t rest_ps = 0;
+    std::set<int> rest_ranks;
+    for (const auto& wait : waits) {
+      if (std::binary_search(shown.begin(), shown.end(), wait)) continue;
+      rest_ps += wait.second;
+      rest_ranks.insert(wait.first.first);
+    }
+    std::snprintf(line, sizeof line,
+                  "    %16s ns  for %zu more rounds of %zu ranks (the %zu longest are above; "
+                  "--json lists every one)\n",
+                  ns_text(rest_ps).c_str(), waits.size() - shown.size(), rest_ranks.size(),
+                  shown.size());
+    out << line;
+  }
+}
+
+// What bounds the transfers of every round, all ranks together.
+void print_round_limits(std::ostream& out, const RunResult& result) {
+  const std::vector<RoundLimits> rounds = round_limits(result);
+  if (rounds.empty()) return;
+  char line[256];
+  // Consecutive rounds whose transfers are bound alike share a row ("4-256"): at thousands
+  // of ranks a ring's rounds are mostly alike, and a row each would bury the ones that differ.
+  struct Row {
+    std::string rounds;
+    const RoundLimits* first;
+  };
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < rounds.size();) {
+    std::size_t j = i + 1;
+    while (j < rounds.size() && rounds[j].round == rounds[j - 1].round + 1 &&
+           rounds[j].phase == rounds[i].phase && rounds[j].transfers == rounds[i].transfers &&
+           rounds[j].limits == rounds[i].limits) {
+      ++j;
+    }
+    std::string label = std::to_string(rounds[i].round);
+    if (j - i > 1) label += "-" + std::to_string(rounds[j - 1].round);
+    rows.push_back({label, &rounds[i]});
+    i = j;
+  }
+  // The columns are as wide as the longest round range and phase name, so none shifts them.
+  int round_width = 5;
+  int width = 12;
+  for (const Row& row : rows) {
+    round_width = std::max(round_width, static_cast<int>(row.rounds.size()));
+    width = std::max(width, static_cast<int>(row.first->phase.size()));
+  }
+  std::snprintf(line, sizeof line, "%*s  %-*s  transfers  bound by\n", round_width, "round", width,
+                "phase");
+  out << "\nwhat bounds the transfers, per round (all ranks; alike consecutive rounds share a "
+         "row, transfers counted per round):\n"
+      << line;
+  for (const Row& row : rows) {
+    std::snprintf(line, sizeof line, "%*s  %-*s %10d  ", round_width, row.rounds.c_str(), width,
+                  row.first->phase.c_str(), row.first->transfers);
+    out << line << limits_text(row.first->limits) << "\n";
+  }
+}
+
 void print_explanation(std::ostream& out, const RunResult& result) {
   const CriticalPath path = critical_path(result);
   if (path.steps.empty()) return;
@@ -511,81 +593,9 @@ void print_explanation(std::ostream& out, const RunResult& result) {
         out << line << places_text(share.places) << "\n";
       }
     }
-    if (kind == Kind::PeerWait) {
-      // A path through a thousand-rank ring waits on hundreds of (rank, round) pairs: the
-      // longest few are shown, in rank order, and the rest summed in one line.
-      constexpr std::size_t kShownWaits = 8;
-      std::vector<std::pair<std::pair<int, int>, std::uint64_t>> waits;
-      for (const auto& [peer, share] : summary.peers) waits.push_back({peer, share.ps});
-      std::vector<std::pair<std::pair<int, int>, std::uint64_t>> shown = waits;
-      if (shown.size() > kShownWaits) {
-        std::stable_sort(shown.begin(), shown.end(),
-                         [](const auto& a, const auto& b) { return a.second > b.second; });
-        shown.resize(kShownWaits);
-        std::sort(shown.begin(), shown.end());
-      }
-      for (const auto& [peer, ps_waited] : shown) {
-        std::snprintf(line, sizeof line, "    %16s ns  for rank %d (its round %d, %s)\n",
-                      ns_text(ps_waited).c_str(), peer.first, peer.second,
-                      phase_of(result, peer.first, peer.second).c_str());
-        out << line;
-      }
-      if (shown.size() < waits.size()) {
-        std::uint64_t rest_ps = 0;
-        std::set<int> rest_ranks;
-        for (const auto& wait : waits) {
-          if (std::binary_search(shown.begin(), shown.end(), wait)) continue;
-          rest_ps += wait.second;
-          rest_ranks.insert(wait.first.first);
-        }
-        std::snprintf(line, sizeof line,
-                      "    %16s ns  for %zu more rounds of %zu ranks (the %zu longest are above; "
-                      "--json lists every one)\n",
-                      ns_text(rest_ps).c_str(), waits.size() - shown.size(), rest_ranks.size(),
-                      shown.size());
-        out << line;
-      }
-    }
+    if (kind == Kind::PeerWait) print_peer_waits(out, result, summary);
   }
-  const std::vector<RoundLimits> rounds = round_limits(result);
-  if (!rounds.empty()) {
-    // Consecutive rounds whose transfers are bound alike share a row ("4-256"): at thousands
-    // of ranks a ring's rounds are mostly alike, and a row each would bury the ones that differ.
-    struct Row {
-      std::string rounds;
-      const RoundLimits* first;
-    };
-    std::vector<Row> rows;
-    for (std::size_t i = 0; i < rounds.size();) {
-      std::size_t j = i + 1;
-      while (j < rounds.size() && rounds[j].round == rounds[j - 1].round + 1 &&
-             rounds[j].phase == rounds[i].phase && rounds[j].transfers == rounds[i].transfers &&
-             rounds[j].limits == rounds[i].limits) {
-        ++j;
-      }
-      std::string label = std::to_string(rounds[i].round);
-      if (j - i > 1) label += "-" + std::to_string(rounds[j - 1].round);
-      rows.push_back({label, &rounds[i]});
-      i = j;
-    }
-    // The columns are as wide as the longest round range and phase name, so none shifts them.
-    int round_width = 5;
-    int width = 12;
-    for (const Row& row : rows) {
-      round_width = std::max(round_width, static_cast<int>(row.rounds.size()));
-      width = std::max(width, static_cast<int>(row.first->phase.size()));
-    }
-    std::snprintf(line, sizeof line, "%*s  %-*s  transfers  bound by\n", round_width, "round",
-                  width, "phase");
-    out << "\nwhat bounds the transfers, per round (all ranks; alike consecutive rounds share a "
-           "row, transfers counted per round):\n"
-        << line;
-    for (const Row& row : rows) {
-      std::snprintf(line, sizeof line, "%*s  %-*s %10d  ", round_width, row.rounds.c_str(), width,
-                    row.first->phase.c_str(), row.first->transfers);
-      out << line << limits_text(row.first->limits) << "\n";
-    }
-  }
+  print_round_limits(out, result);
   const std::vector<std::string> notes = key_notes(result, summary);
   if (!notes.empty()) {
     out << "\noverridden keys:\n";
