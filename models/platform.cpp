@@ -78,6 +78,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     noc_.attach_trace(trace_, rank_devices_);
     for (int r = 0; r < ranks(); ++r) {
       Device& device = *devices_[rank_devices_[r]];
+      if (!trace_->shows(device.index())) continue;
       const std::string scope = "dev" + std::to_string(device.index());
       for (int b = 0; b < device.blocks(); ++b) {
         // One block keeps the plain scopes; with more, each block's scopes carry its index.

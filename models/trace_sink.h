@@ -20,6 +20,9 @@ class TraceSink {
   virtual int declare(const std::string& scope, const std::string& name, int width, Kind kind) = 0;
   virtual void record(int var, std::uint64_t time_ps, std::int64_t value) = 0;
   virtual void record_text(int var, std::uint64_t time_ps, const std::string& text) = 0;
+  // Whether a device taking part is shown at all: one that is not gets no variables, so a
+  // waveform of a few devices out of thousands costs what those few record.
+  virtual bool shows(int device) const = 0;
 };
 
 }  // namespace ars

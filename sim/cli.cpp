@@ -164,6 +164,34 @@ std::vector<int> parse_devices(const std::string& text, int platform_devices) {
   return devices;
 }
 
+namespace {
+
+// The devices an output shows (--trace-devices, --vcd-devices): a list in -d's syntax, of
+// devices taking part, given only with the output itself.
+std::vector<int> shown_devices(const po::variables_map& vm, const std::string& option,
+                               const std::string& output, const RunRequest& request) {
+  if (vm.count(output) == 0) throw InputError("--" + option + ": needs --" + output + " FILE");
+  std::vector<int> devices;
+  try {
+    devices = parse_devices(vm[option].as<std::string>(), request.platform.devices);
+  } catch (const InputError& e) {
+    // parse_devices names -d; the list at fault here is the option's.
+    const std::string what = e.what();
+    throw InputError("--" + option + ": " + (what.rfind("-d: ", 0) == 0 ? what.substr(4) : what));
+  }
+  for (const int device : devices) {
+    if (std::find(request.devices.begin(), request.devices.end(), device) ==
+        request.devices.end()) {
+      throw InputError("--" + option + ": device " + std::to_string(device) +
+                       " does not take part in the run (-d " + vm["devices"].as<std::string>() +
+                       ")");
+    }
+  }
+  return devices;
+}
+
+}  // namespace
+
 DType parse_dtype(const std::string& text) {
   if (text == "fp32" || text == "FP32") return DType::FP32;
   if (text == "fp16" || text == "FP16") return DType::FP16;
@@ -260,6 +288,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "json", po::value<std::string>(), "write the run as JSON to FILE")(
       "vcd", po::value<std::string>(),
       "write a VCD waveform (1 ns unit) to FILE, and a GTKWave save file beside it (.gtkw)")(
+      "vcd-devices", po::value<std::string>(),
+      "the devices --vcd shows (same list syntax as -d); default: all that take part")(
       "trace", po::value<std::string>(),
       "write a timeline (Chrome Trace Event JSON, opens in ui.perfetto.dev) to FILE")(
       "trace-devices", po::value<std::string>(),
@@ -368,25 +398,10 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     check_writable("--trace", vm["trace"].as<std::string>());
     request.trace_path = vm["trace"].as<std::string>();
   }
-  if (vm.count("trace-devices")) {
-    if (request.trace_path.empty()) throw InputError("--trace-devices: needs --trace FILE");
-    try {
-      request.trace_devices =
-          parse_devices(vm["trace-devices"].as<std::string>(), request.platform.devices);
-    } catch (const InputError& e) {
-      // parse_devices names -d; the list at fault here is --trace-devices'.
-      const std::string what = e.what();
-      throw InputError("--trace-devices: " + (what.rfind("-d: ", 0) == 0 ? what.substr(4) : what));
-    }
-    for (const int device : request.trace_devices) {
-      if (std::find(request.devices.begin(), request.devices.end(), device) ==
-          request.devices.end()) {
-        throw InputError("--trace-devices: device " + std::to_string(device) +
-                         " does not take part in the run (-d " + vm["devices"].as<std::string>() +
-                         ")");
-      }
-    }
-  }
+  if (vm.count("trace-devices"))
+    request.trace_devices = shown_devices(vm, "trace-devices", "trace", request);
+  if (vm.count("vcd-devices"))
+    request.vcd_devices = shown_devices(vm, "vcd-devices", "vcd", request);
   command.report.explain = vm.count("explain") > 0;
   // The summary of -q shows no per-round or per-transfer record: a run that writes none of
   // them keeps none, whatever its length.

@@ -61,11 +61,15 @@ MemoryEstimate estimate_memory(const RunRequest& request, const Layout& layout) 
                                                  : ranks * static_cast<std::uint64_t>(p.core_num) *
                                                        config.ub_physical_bytes;
   if (request.record_schedule || !request.vcd_path.empty()) {
-    // A kernel walks its slice tile by tile, touching every peer per tile.
+    // A kernel walks its slice tile by tile, touching every peer per tile. The schedule keeps
+    // every rank's records, the VCD those of the devices it shows (--vcd-devices).
     const std::uint64_t tiles = ceil_div(tensor * ranks, config.ub_usable_bytes) + 1;
-    const std::uint64_t records = ranks * (4 * ranks * tiles + 16);
-    const int sinks = (request.record_schedule ? 1 : 0) + (request.vcd_path.empty() ? 0 : 1);
-    estimate.traces = static_cast<std::uint64_t>(sinks) * records * kTraceRecordBytes;
+    const std::uint64_t per_rank = 4 * ranks * tiles + 16;
+    const std::uint64_t vcd_ranks = request.vcd_path.empty()      ? 0
+                                    : request.vcd_devices.empty() ? ranks
+                                                                  : request.vcd_devices.size();
+    const std::uint64_t traced = (request.record_schedule ? ranks : 0) + vcd_ranks;
+    estimate.traces = traced * per_rank * kTraceRecordBytes;
   }
   estimate.fixed = static_cast<std::uint64_t>(config.devices) * kDeviceOverheadBytes;
   return estimate;

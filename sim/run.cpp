@@ -246,7 +246,9 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
                                           sc_core::SC_DO_NOTHING);
   std::unique_ptr<VcdWriter> vcd;
   if (!request.vcd_path.empty())
-    vcd = std::make_unique<VcdWriter>(request.vcd_path, request.devices);
+    vcd = std::make_unique<VcdWriter>(
+        request.vcd_path, request.devices,
+        request.vcd_devices.empty() ? request.devices : request.vcd_devices);
   std::unique_ptr<TimelineTrace> trace;
   if (!request.trace_path.empty()) {
     std::vector<std::string> signals;

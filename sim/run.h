@@ -46,6 +46,7 @@ struct RunRequest {
   std::vector<std::string> overridden_keys;
   std::string trace_path;          // empty: no timeline trace
   std::vector<int> trace_devices;  // the devices the trace shows; empty: all that take part
+  std::vector<int> vcd_devices;    // the devices the VCD shows; empty: all that take part
 };
 
 // A bandwidth resource of the platform, as reports name it (its id is its index).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -165,6 +166,125 @@ TEST(Vcd, FullPhaseNamesOnlyTheDevicesTakingPartAndASaveFile) {
               std::string::npos);
   }
   EXPECT_EQ(gtkw.find("dev1"), std::string::npos);
+}
+
+// Every variable's full name (scope path and name) -> its changes as "time value" lines.
+std::map<std::string, std::vector<std::string>> histories(const std::string& vcd) {
+  std::map<std::string, std::string> name_of;
+  std::map<std::string, std::vector<std::string>> by_name;
+  std::vector<std::string> scope;
+  std::string now = "0";
+  std::istringstream in(vcd);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first == "$scope") {
+      std::string kind, name;
+      words >> kind >> name;
+      scope.push_back(name);
+    } else if (first == "$upscope") {
+      scope.pop_back();
+    } else if (first == "$var") {
+      std::string type, width, code, name;
+      words >> type >> width >> code >> name;
+      std::string full;
+      for (const std::string& part : scope) full += part + ".";
+      name_of[code] = full + name;
+      by_name[full + name];
+    } else if (!first.empty() && first[0] == '#') {
+      now = first.substr(1);
+    } else if (!first.empty() && first[0] == 'b') {
+      std::string code;
+      words >> code;
+      by_name[name_of.at(code)].push_back(now + " " + first);
+    } else if (!first.empty() && (first[0] == '0' || first[0] == '1')) {
+      by_name[name_of.at(first.substr(1))].push_back(now + " " + first.substr(0, 1));
+    }
+  }
+  return by_name;
+}
+
+// --vcd-devices keeps the waveform of a few devices out of many: their variables change exactly
+// as in the whole waveform, and the other devices taking part have no scope and no group.
+TEST(Vcd, DevicesShownAreThoseAskedWithTheSameChanges) {
+  ScratchDir dir;
+  const std::vector<std::string> run = {"-p",   "a2a3",   "-d",    "0-7", "-k",
+                                        "mesh", "--size", "64KiB", "-q"};
+  std::vector<std::string> whole_args = run;
+  whole_args.insert(whole_args.end(), {"--vcd", dir / "whole.vcd"});
+  std::vector<std::string> part_args = run;
+  part_args.insert(part_args.end(), {"--vcd", dir / "part.vcd", "--vcd-devices", "0,3"});
+  ASSERT_EQ(run_binary(whole_args).exit_code, 0);
+  ASSERT_EQ(run_binary(part_args).exit_code, 0);
+  const auto whole = histories(read_file(dir / "whole.vcd"));
+  const auto part = histories(read_file(dir / "part.vcd"));
+  std::size_t shown = 0;
+  for (const auto& [name, changes] : whole) {
+    const bool asked = name.rfind("dev0.", 0) == 0 || name.rfind("dev3.", 0) == 0;
+    const auto found = part.find(name);
+    if (!asked) {
+      EXPECT_EQ(found, part.end()) << name;
+      continue;
+    }
+    ASSERT_NE(found, part.end()) << name;
+    EXPECT_EQ(found->second, changes) << name;
+    shown += changes.size();
+  }
+  EXPECT_EQ(part.size(), 2 * whole.size() / 8);  // two devices' variables of eight alike
+  EXPECT_GT(shown, 100u);
+  const std::string gtkw = read_file(dir / "part.gtkw");
+  EXPECT_NE(gtkw.find("-dev0\n"), std::string::npos);
+  EXPECT_NE(gtkw.find("-dev3\n"), std::string::npos);
+  EXPECT_EQ(gtkw.find("dev1"), std::string::npos);
+}
+
+// --vcd-devices asks for devices of the VCD: without --vcd, or naming a device that takes no part,
+// it is refused with exit 2 and no file written.
+TEST(Vcd, DevicesShownMustTakePartAndNeedTheVcd) {
+  ScratchDir dir;
+  const auto alone = run_binary({"-d", "0,1", "--vcd-devices", "0"});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("--vcd-devices: needs --vcd FILE"), std::string::npos) << alone.err;
+  const auto outside = run_binary({"-d", "0,1", "--vcd", dir / "w.vcd", "--vcd-devices", "1,6"});
+  EXPECT_EQ(outside.exit_code, 2);
+  EXPECT_NE(outside.err.find("--vcd-devices: device 6 does not take part in the run (-d 0,1)"),
+            std::string::npos)
+      << outside.err;
+  EXPECT_FALSE(std::ifstream(dir / "w.vcd").good());
+}
+
+// The memory guard counts the VCD's changes for the devices it shows: at 64 ranks a waveform of
+// every device is estimated at 48.12 MiB of changes (64 x 6160 x 128 B) and refused under a
+// 90 MiB limit; one of two devices (1.50 MiB) runs.
+TEST(Vcd, MemoryGuardCountsOnlyTheDevicesShown) {
+  ScratchDir dir;
+  const std::vector<std::string> run = {"-p",
+                                        "ring8",
+                                        "--platform.devices",
+                                        "64",
+                                        "-d",
+                                        "all",
+                                        "-k",
+                                        "ring",
+                                        "--size",
+                                        "64KiB",
+                                        "--timing-only",
+                                        "--vcd",
+                                        dir / "w.vcd",
+                                        "--memory-limit",
+                                        "90MiB",
+                                        "-q"};
+  const auto every = run_binary(run);
+  EXPECT_EQ(every.exit_code, 2);
+  EXPECT_NE(every.err.find("traces 48.12 MiB), more than the memory limit of 90.00 MiB"),
+            std::string::npos)
+      << every.err;
+  std::vector<std::string> two = run;
+  two.insert(two.end(), {"--vcd-devices", "0,1"});
+  const auto shown = run_binary(two);
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(read_file(dir / "w.vcd").find("$scope module dev1 $end"), std::string::npos);
 }
 
 }  // namespace

@@ -106,7 +106,7 @@ class Events {
 TimelineTrace::TimelineTrace(std::vector<int> devices, std::vector<std::string> signals)
     : devices_(std::move(devices)), signals_(std::move(signals)) {}
 
-bool TimelineTrace::shown(int device) const {
+bool TimelineTrace::shows(int device) const {
   return std::find(devices_.begin(), devices_.end(), device) != devices_.end();
 }
 
@@ -123,7 +123,7 @@ int TimelineTrace::declare(const std::string& scope, const std::string& name, in
   }
   // Queues and the core come from the run's records, which carry more than their flags.
   const bool from_records = part == "dma" || part == "core";
-  if ((device < 0 || shown(device)) && !from_records) {
+  if ((device < 0 || shows(device)) && !from_records) {
     var.pid = device >= 0 ? device : kSwitchPid;
     if (part == "ub") {
       var.name = "UB bytes in use";
@@ -163,8 +163,8 @@ std::string TimelineTrace::render(const RunResult& result) const {
     const RankStats& s = result.ranks[r];
     for (const WaitLink& w : s.wait_links) {
       int id = -1;
-      if (w.blocked && w.released_by.rank >= 0 && shown(s.device) &&
-          shown(result.ranks[static_cast<std::size_t>(w.released_by.rank)].device)) {
+      if (w.blocked && w.released_by.rank >= 0 && shows(s.device) &&
+          shows(result.ranks[static_cast<std::size_t>(w.released_by.rank)].device)) {
         id = static_cast<int>(flow_of_notify.size()) + 1;
         if (!flow_of_notify.emplace(std::pair{w.released_by.rank, w.released_by.index}, id).second)
           id = -1;  // one arrow per notify
@@ -175,7 +175,7 @@ std::string TimelineTrace::render(const RunResult& result) const {
 
   for (std::size_t r = 0; r < result.ranks.size(); ++r) {
     const RankStats& s = result.ranks[r];
-    if (!shown(s.device)) continue;
+    if (!shows(s.device)) continue;
     const int pid = s.device;
     events.metadata(pid, -1, "name",
                     "device " + std::to_string(s.device) + " (rank " + std::to_string(s.rank) + ")",
@@ -323,6 +323,11 @@ int TraceTee::declare(const std::string& scope, const std::string& name, int wid
   for (TraceSink* sink : sinks_) handles.push_back(sink->declare(scope, name, width, kind));
   vars_.push_back(std::move(handles));
   return static_cast<int>(vars_.size()) - 1;
+}
+
+bool TraceTee::shows(int device) const {
+  return std::any_of(sinks_.begin(), sinks_.end(),
+                     [device](const TraceSink* sink) { return sink->shows(device); });
 }
 
 void TraceTee::record(int var, std::uint64_t time_ps, std::int64_t value) {

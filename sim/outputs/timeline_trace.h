@@ -28,6 +28,7 @@ class TimelineTrace : public TraceSink {
   int declare(const std::string& scope, const std::string& name, int width, Kind kind) override;
   void record(int var, std::uint64_t time_ps, std::int64_t value) override;
   void record_text(int var, std::uint64_t time_ps, const std::string& text) override;
+  bool shows(int device) const override;
 
   // The whole trace, from the changes recorded during the run and the run's records.
   std::string render(const RunResult& result) const;
@@ -44,8 +45,6 @@ class TimelineTrace : public TraceSink {
     int var;
     std::int64_t value;
   };
-  bool shown(int device) const;
-
   std::vector<int> devices_;
   std::vector<std::string> signals_;
   std::vector<Var> vars_;
@@ -61,6 +60,7 @@ class TraceTee : public TraceSink {
   int declare(const std::string& scope, const std::string& name, int width, Kind kind) override;
   void record(int var, std::uint64_t time_ps, std::int64_t value) override;
   void record_text(int var, std::uint64_t time_ps, const std::string& text) override;
+  bool shows(int device) const override;  // by any of the sinks
 
  private:
   std::vector<TraceSink*> sinks_;

@@ -28,6 +28,19 @@ std::vector<std::string> split(const std::string& scope) {
   return parts;
 }
 
+// The device of a scope "devN..." (-1 for another scope).
+int scope_device(const std::string& scope) {
+  if (scope.rfind("dev", 0) != 0) return -1;
+  std::size_t used = 0;
+  try {
+    const int device = std::stoi(scope.substr(3), &used);
+    const char after = 3 + used < scope.size() ? scope[3 + used] : '.';
+    return used > 0 && after == '.' ? device : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 }  // namespace
 
 std::string gtkw_path_for(const std::string& vcd_path) {
@@ -38,8 +51,9 @@ std::string gtkw_path_for(const std::string& vcd_path) {
   return stem + ".gtkw";
 }
 
-VcdWriter::VcdWriter(const std::string& path, const std::vector<int>& devices)
-    : path_(path), devices_(devices), out_(path, std::ios::trunc) {
+VcdWriter::VcdWriter(const std::string& path, const std::vector<int>& devices,
+                     const std::vector<int>& shown_devices)
+    : path_(path), devices_(devices), shown_devices_(shown_devices), out_(path, std::ios::trunc) {
   if (!out_) throw InputError("cannot write the VCD file " + path);
 }
 
@@ -48,11 +62,23 @@ VcdWriter::~VcdWriter() {
 }
 
 int VcdWriter::declare(const std::string& scope, const std::string& name, int width, Kind kind) {
-  vars_.push_back({scope, name, width, kind, identifier(vars_.size())});
+  // A device taking part but not shown (--vcd-devices) keeps no changes at all: at thousands
+  // of ranks the changes of every device would outgrow the memory.
+  const int device = scope_device(scope);
+  const auto in = [device](const std::vector<int>& list) {
+    return std::find(list.begin(), list.end(), device) != list.end();
+  };
+  const bool kept = device < 0 || !in(devices_) || in(shown_devices_);
+  vars_.push_back({scope, name, width, kind, identifier(vars_.size()), kept});
   return static_cast<int>(vars_.size()) - 1;
 }
 
+bool VcdWriter::shows(int device) const {
+  return std::find(shown_devices_.begin(), shown_devices_.end(), device) != shown_devices_.end();
+}
+
 void VcdWriter::record(int var, std::uint64_t time_ps, std::int64_t value) {
+  if (!vars_[static_cast<std::size_t>(var)].kept) return;
   changes_.push_back({time_ps, changes_.size(), var, value});
 }
 
@@ -113,23 +139,6 @@ void VcdWriter::write_scopes(std::ofstream& out) const {
   }
 }
 
-namespace {
-
-// The device of a scope "devN..." (-1 for another scope).
-int scope_device(const std::string& scope) {
-  if (scope.rfind("dev", 0) != 0) return -1;
-  std::size_t used = 0;
-  try {
-    const int device = std::stoi(scope.substr(3), &used);
-    const char after = 3 + used < scope.size() ? scope[3 + used] : '.';
-    return used > 0 && after == '.' ? device : -1;
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
-
-}  // namespace
-
 void VcdWriter::settle_vars() {
   for (const Change& c : changes_) {
     Var& var = vars_[c.var];
@@ -143,7 +152,7 @@ void VcdWriter::settle_vars() {
     const int device = scope_device(var.scope);
     const bool taking_part =
         device < 0 || std::find(devices_.begin(), devices_.end(), device) != devices_.end();
-    var.shown = taking_part || var.changes;
+    var.shown = var.kept && (taking_part || var.changes);
   }
 }
 
@@ -221,7 +230,7 @@ std::string VcdWriter::gtkw_text() const {
       << " -1";
   for (int marker = 0; marker < 26; ++marker) out << " -1";
   out << "\n";
-  std::vector<int> devices = devices_;
+  std::vector<int> devices = shown_devices_;
   std::sort(devices.begin(), devices.end());
   for (int device : devices) {
     const std::string scope = "dev" + std::to_string(device);

@@ -20,13 +20,16 @@ class VcdWriter : public TraceSink {
  public:
   // Opens `path` at once so that an unwritable path fails before the simulation runs.
   // `devices` are those taking part (-d): another device's variables are left out unless they
-  // change (a link that relays the participants' traffic).
-  VcdWriter(const std::string& path, const std::vector<int>& devices);
+  // change (a link that relays the participants' traffic). Of those taking part, only
+  // `shown_devices` have their variables in the file.
+  VcdWriter(const std::string& path, const std::vector<int>& devices,
+            const std::vector<int>& shown_devices);
   ~VcdWriter() override;
 
   int declare(const std::string& scope, const std::string& name, int width, Kind kind) override;
   void record(int var, std::uint64_t time_ps, std::int64_t value) override;
   void record_text(int var, std::uint64_t time_ps, const std::string& text) override;
+  bool shows(int device) const override;
 
   // Sorts the changes and writes the VCD and its save file (gtkw_path_for).
   void close();
@@ -38,6 +41,7 @@ class VcdWriter : public TraceSink {
     int width;
     Kind kind;
     std::string code;
+    bool kept = true;      // its changes are recorded (its device is shown, or takes no part)
     bool changes = false;  // some change sets a non-zero value
     bool shown = true;
   };
@@ -55,6 +59,7 @@ class VcdWriter : public TraceSink {
 
   std::string path_;
   std::vector<int> devices_;
+  std::vector<int> shown_devices_;
   std::ofstream out_;
   std::vector<Var> vars_;
   std::vector<Change> changes_;
