@@ -55,6 +55,9 @@ VcdWriter::VcdWriter(const std::string& path, const std::vector<int>& devices,
                      const std::vector<int>& shown_devices)
     : path_(path), devices_(devices), shown_devices_(shown_devices), out_(path, std::ios::trunc) {
   if (!out_) throw InputError("cannot write the VCD file " + path);
+  // Sorted, for a search per declared variable: a full mesh of many devices declares P^2 links.
+  std::sort(devices_.begin(), devices_.end());
+  std::sort(shown_devices_.begin(), shown_devices_.end());
 }
 
 VcdWriter::~VcdWriter() {
@@ -65,16 +68,17 @@ int VcdWriter::declare(const std::string& scope, const std::string& name, int wi
   // A device taking part but not shown (--vcd-devices) keeps no changes at all: at thousands
   // of ranks the changes of every device would outgrow the memory.
   const int device = scope_device(scope);
-  const auto in = [device](const std::vector<int>& list) {
-    return std::find(list.begin(), list.end(), device) != list.end();
-  };
-  const bool kept = device < 0 || !in(devices_) || in(shown_devices_);
+  const bool kept = device < 0 || !among(devices_, device) || among(shown_devices_, device);
   vars_.push_back({scope, name, width, kind, identifier(vars_.size()), kept});
   return static_cast<int>(vars_.size()) - 1;
 }
 
+bool VcdWriter::among(const std::vector<int>& sorted, int device) {
+  return std::binary_search(sorted.begin(), sorted.end(), device);
+}
+
 bool VcdWriter::shows(int device) const {
-  return std::find(shown_devices_.begin(), shown_devices_.end(), device) != shown_devices_.end();
+  return among(shown_devices_, device);
 }
 
 void VcdWriter::record(int var, std::uint64_t time_ps, std::int64_t value) {
@@ -150,8 +154,7 @@ void VcdWriter::settle_vars() {
   }
   for (Var& var : vars_) {
     const int device = scope_device(var.scope);
-    const bool taking_part =
-        device < 0 || std::find(devices_.begin(), devices_.end(), device) != devices_.end();
+    const bool taking_part = device < 0 || among(devices_, device);
     var.shown = var.kept && (taking_part || var.changes);
   }
 }
@@ -230,13 +233,11 @@ std::string VcdWriter::gtkw_text() const {
       << " -1";
   for (int marker = 0; marker < 26; ++marker) out << " -1";
   out << "\n";
-  std::vector<int> devices = shown_devices_;
-  std::sort(devices.begin(), devices.end());
-  for (int device : devices) {
+  for (int device : shown_devices_) {
     const std::string scope = "dev" + std::to_string(device);
     out << "[treeopen] " << scope << ".\n";
   }
-  for (int device : devices) {
+  for (int device : shown_devices_) {
     const std::string scope = "dev" + std::to_string(device);
     out << kGroupBegin << "\n-" << scope << "\n";
     const auto name = [](const Var& v) {

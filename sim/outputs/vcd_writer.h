@@ -58,8 +58,10 @@ class VcdWriter : public TraceSink {
   std::string gtkw_text() const;
 
   std::string path_;
-  std::vector<int> devices_;
-  std::vector<int> shown_devices_;
+  static bool among(const std::vector<int>& sorted, int device);
+
+  std::vector<int> devices_;        // sorted
+  std::vector<int> shown_devices_;  // sorted
   std::ofstream out_;
   std::vector<Var> vars_;
   std::vector<Change> changes_;
