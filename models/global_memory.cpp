@@ -79,6 +79,11 @@ std::int32_t GlobalMemory::read_cell(std::uint64_t address) const {
   return cell == nullptr ? 0 : cell->value;
 }
 
+std::int32_t GlobalMemory::poll_cell(std::uint64_t address) {
+  if (sink_ != nullptr) polled_cells_.insert(address);
+  return read_cell(address);
+}
+
 std::optional<std::uint64_t> GlobalMemory::first_nonzero_cell(std::uint64_t begin,
                                                               std::uint64_t end) const {
   std::optional<std::uint64_t> first;
@@ -222,10 +227,7 @@ void GlobalMemory::apply_due_signal_writes() {
                      : static_cast<std::int32_t>(static_cast<std::uint32_t>(cell.value) +
                                                  static_cast<std::uint32_t>(write.value));
     if (keep_writers_) writers_[cell.writer] = write.source;
-    if (sink_ != nullptr) {
-      auto var = cell_vars_.find(write.address);
-      if (var != cell_vars_.end()) sink_->record(var->second, now.value(), cell.value);
-    }
+    if (sink_ != nullptr) cell_changes_.push_back({write.address, now.value(), cell.value});
     signal_written_.notify(sc_core::SC_ZERO_TIME);
   }
   if (!posted_.empty()) due_.notify(posted_.top().arrival - now);
@@ -234,15 +236,31 @@ void GlobalMemory::apply_due_signal_writes() {
 void GlobalMemory::trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,
                                std::uint64_t address, int rows, int cols) {
   sink_ = sink;
-  for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < cols; ++c) {
-      const std::uint64_t cell = address + 4 * static_cast<std::uint64_t>(r * cols + c);
-      const std::string name = signal + "_r" + std::to_string(r) + "_c" + std::to_string(c);
-      const int var = sink->declare(scope, name, 32, TraceSink::Kind::Value);
-      cell_vars_[cell] = var;
-      sink->record(var, 0, 0);
+  traced_signals_.push_back({scope, signal, address, rows, cols});
+}
+
+void GlobalMemory::flush_trace() {
+  if (sink_ == nullptr) return;
+  std::set<std::uint64_t> touched = polled_cells_;
+  for (const CellChange& change : cell_changes_) touched.insert(change.address);
+  std::map<std::uint64_t, int> vars;
+  for (const TracedSignal& s : traced_signals_) {
+    const std::uint64_t end = s.address + 4 * static_cast<std::uint64_t>(s.rows) * s.cols;
+    for (auto cell = touched.lower_bound(s.address); cell != touched.end() && *cell < end; ++cell) {
+      const std::uint64_t index = (*cell - s.address) / 4;
+      const std::string name =
+          s.name + "_r" + std::to_string(index / s.cols) + "_c" + std::to_string(index % s.cols);
+      const int var = sink_->declare(s.scope, name, 32, TraceSink::Kind::Value);
+      sink_->record(var, 0, 0);
+      vars[*cell] = var;
     }
   }
+  for (const CellChange& change : cell_changes_) {
+    const auto var = vars.find(change.address);
+    if (var != vars.end()) sink_->record(var->second, change.time_ps, change.value);
+  }
+  cell_changes_.clear();
+  polled_cells_.clear();
 }
 
 }  // namespace ars

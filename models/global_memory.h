@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,8 @@ class GlobalMemory : public sc_core::sc_module {
   // Notified whenever a posted signal update lands in this memory.
   const sc_core::sc_event& signal_written() const { return signal_written_; }
   std::int32_t read_cell(std::uint64_t address) const;
+  // A core's look at a cell while it waits: as read_cell, and a traced memory shows the cell.
+  std::int32_t poll_cell(std::uint64_t address);
   // The lowest address in [begin, end) of a cell that holds a non-zero value.
   std::optional<std::uint64_t> first_nonzero_cell(std::uint64_t begin, std::uint64_t end) const;
   // The first signal cell written with both AtomicAdd and Set, which the signal protocol
@@ -71,8 +74,12 @@ class GlobalMemory : public sc_core::sc_module {
   bool read_bytes(std::uint64_t address, std::uint8_t* data, std::uint64_t bytes) const;
   bool write_bytes(std::uint64_t address, const std::uint8_t* data, std::uint64_t bytes);
 
+  // The signal's cells that the run writes or a core polls become the sink's variables, in
+  // row-major order, when flush_trace() runs after the simulation: a [2(P-1), P] signal at
+  // thousands of ranks has millions of cells, of which a kernel touches a few thousand.
   void trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,
                    std::uint64_t address, int rows, int cols);
+  void flush_trace();
   BandwidthResource& port() { return port_; }
   const BandwidthResource& port() const { return port_; }
 
@@ -129,7 +136,21 @@ class GlobalMemory : public sc_core::sc_module {
   static constexpr std::size_t kWriterLimit = std::size_t{1} << 30;  // Cell::writer's range
   [[noreturn]] static void throw_too_many_cells();
   std::deque<CellWrite> writers_;  // by Cell::writer, when kept
-  std::map<std::uint64_t, int> cell_vars_;
+  struct TracedSignal {
+    std::string scope;
+    std::string name;
+    std::uint64_t address;
+    int rows;
+    int cols;
+  };
+  struct CellChange {
+    std::uint64_t address;
+    std::uint64_t time_ps;
+    std::int32_t value;
+  };
+  std::vector<TracedSignal> traced_signals_;
+  std::vector<CellChange> cell_changes_;  // in the order they landed
+  std::set<std::uint64_t> polled_cells_;
   std::optional<MixedWrite> mixed_write_;
 };
 

@@ -200,7 +200,10 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
     const auto& mixed = devices_[rank_devices_[r]]->gm.mixed_write();
     if (mixed) outcome.failure = describe_mixed_write(r, mixed->address, mixed->when);
   }
-  if (trace_ != nullptr) noc_.flush_trace();
+  if (trace_ != nullptr) {
+    noc_.flush_trace();
+    for (const int d : rank_devices_) devices_[d]->gm.flush_trace();
+  }
   if (!outcome.failure.empty()) return outcome;
   outcome.completed = true;
   for (int r = 0; r < ranks(); ++r) {

@@ -541,7 +541,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   if (skipped) return;
   const sc_time begin = current_time(*this);
   auto satisfied = [&] {
-    const std::int32_t value = gm_.read_cell(address);
+    const std::int32_t value = gm_.poll_cell(address);
     return cmp == WaitCmp::Eq ? value == expected : value >= expected;
   };
   // Poll k looks at the cell at begin + k * period and answers one period later. Between

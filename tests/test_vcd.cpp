@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/run_process.h"
@@ -95,7 +97,9 @@ TEST(Vcd, GtkwaveReadsEveryVariableInAPerDeviceHierarchy) {
       ++busy_links;
     }
   }
-  EXPECT_EQ(cells, 4u * 6u * 4u);  // four devices, each a [2(P-1), P] = [6, 4] signal
+  // Four devices, each a [2(P-1), P] = [6, 4] signal of which only the cells a run writes or
+  // polls are variables: every row of the three peers' columns, never the rank's own column.
+  EXPECT_EQ(cells, 4u * 6u * 3u);
   // Each rank pulls from its left neighbour: four link directions carry data.
   EXPECT_EQ(busy_links, 4u);
 }
@@ -155,15 +159,20 @@ TEST(Vcd, FullPhaseNamesOnlyTheDevicesTakingPartAndASaveFile) {
 
   const std::string gtkw = read_file(dir / "two_phase.gtkw");
   EXPECT_NE(gtkw.find("[dumpfile] \"two_phase.vcd\"\n"), std::string::npos) << gtkw;
-  for (const char* device : {"dev0", "dev2"}) {
+  for (const auto& [device, peer, own] : {std::tuple{"dev0", "1", "0"}, {"dev2", "0", "1"}}) {
     const std::string d = device;
     // A group per device: its phase in ASCII, its round in decimal, its busy link, its cells.
     EXPECT_NE(gtkw.find("@800200\n-" + d + "\n@820\n" + d + ".core.phase[111:0]\n@24\n" + d +
                         ".core.round[15:0]\n@28\n" + d + ".link_to_"),
               std::string::npos)
         << gtkw;
-    EXPECT_NE(gtkw.find("@24\n" + d + ".signal.signal_r1_c1[31:0]\n@1000200\n-" + d + "\n"),
-              std::string::npos);
+    // The cells are those of the peer's column, which its notifies write; the rank's own
+    // column is never touched and has no variable.
+    EXPECT_NE(gtkw.find("@24\n" + d + ".signal.signal_r0_c" + peer + "[31:0]\n@24\n" + d +
+                        ".signal.signal_r1_c" + peer + "[31:0]\n@1000200\n-" + d + "\n"),
+              std::string::npos)
+        << gtkw;
+    EXPECT_EQ(gtkw.find(d + ".signal.signal_r0_c" + std::string(own)), std::string::npos);
   }
   EXPECT_EQ(gtkw.find("dev1"), std::string::npos);
 }
@@ -237,6 +246,32 @@ TEST(Vcd, DevicesShownAreThoseAskedWithTheSameChanges) {
   EXPECT_NE(gtkw.find("-dev0\n"), std::string::npos);
   EXPECT_NE(gtkw.find("-dev3\n"), std::string::npos);
   EXPECT_EQ(gtkw.find("dev1"), std::string::npos);
+}
+
+// A signal cell is a variable once the run writes it or a core polls it: in a deadlock the
+// cells the ranks wait on, never written, are there at zero, and no other cell stays at zero
+// (a [2(P-1), P] signal at thousands of ranks would otherwise declare millions of cells).
+TEST(Vcd, SignalCellsAreThoseWrittenOrPolled) {
+  ScratchDir dir;
+  const auto run = run_binary({"-k", "ring", "-d", "0-3", "--size", "4096", "--fault",
+                               "drop-notify:0:1", "--vcd", dir / "stuck.vcd", "-q"});
+  ASSERT_EQ(run.exit_code, 1) << run.err;
+  ASSERT_NE(run.out.find("rank 1 (device 1) waits on signal[1,0] Ge 1, cell holds 0"),
+            std::string::npos)
+      << run.out;
+  std::set<std::string> never_written;
+  std::size_t cells = 0;
+  for (const auto& [name, changes] : histories(read_file(dir / "stuck.vcd"))) {
+    if (name.find(".signal.") == std::string::npos) continue;
+    ++cells;
+    if (changes == std::vector<std::string>{"0 b0"}) never_written.insert(name);
+  }
+  // The deadlock's four waits, as the report names them.
+  EXPECT_EQ(never_written,
+            (std::set<std::string>{"dev0.signal.signal_r4_c3", "dev1.signal.signal_r1_c0",
+                                   "dev2.signal.signal_r2_c1", "dev3.signal.signal_r3_c2"}));
+  EXPECT_GT(cells, never_written.size());
+  EXPECT_LT(cells, 4u * 6u * 4u);
 }
 
 // --vcd-devices asks for devices of the VCD: without --vcd, or naming a device that takes no part,
