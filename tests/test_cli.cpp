@@ -11,9 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -375,6 +378,80 @@ TEST(Cli, RanksShownLimitsTheRoundTableAndSaysHowToSeeAll) {
   const Invocation all = run_cli(run16 + " --ranks-shown all");
   EXPECT_EQ(round_rows_of_rank(all.out, 15), 32u);
   EXPECT_EQ(all.out.find("--ranks-shown all shows"), std::string::npos);
+}
+
+// The rank table's rows: the text between its header and the first blank line.
+std::vector<std::string> rank_rows(const std::string& out) {
+  const std::size_t header = out.find("rank  device  remote_read_B");
+  std::vector<std::string> rows;
+  if (header == std::string::npos) return rows;
+  for (std::size_t at = out.find('\n', header) + 1; at < out.size() && out[at] != '\n';) {
+    const std::size_t end = out.find('\n', at);
+    rows.push_back(out.substr(at, end - at));
+    at = end + 1;
+  }
+  return rows;
+}
+
+// "A-B" or "A" -> {A, B}.
+std::pair<int, int> span_of(const std::string& label) {
+  const std::size_t dash = label.find('-');
+  const int first = std::stoi(label.substr(0, dash));
+  return {first, dash == std::string::npos ? first : std::stoi(label.substr(dash + 1))};
+}
+
+// Past --ranks-shown ranks, consecutive ranks on consecutive devices that did exactly alike
+// share a row; every rank a row covers has the row's figures in the JSON, and no two
+// neighbouring rows could have been one. Device 8 left out breaks the runs of devices.
+TEST(Cli, RankTableGroupsAlikeRanksPastTheRanksShown) {
+  const TempFile json(".json");
+  const std::string run = "-p switch16 -d 0-7,9-15 -k ring --size 240";
+  const Invocation grouped = run_cli(run + " --json " + json.path());
+  ASSERT_EQ(grouped.exit_code, 0) << grouped.err;
+  const nlohmann::json ranks = nlohmann::json::parse(read_file(json.path())).at("ranks");
+  ASSERT_EQ(ranks.size(), 15u);
+  const std::vector<std::string> rows = rank_rows(grouped.out);
+  ASSERT_EQ(rows.size(), 7u) << grouped.out;
+  EXPECT_EQ(rows.back(),
+            "(15 ranks in 6 rows: alike consecutive ranks share one; --ranks-shown all lists "
+            "every rank)");
+  std::vector<std::vector<std::string>> figures;
+  int next_rank = 0;
+  for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
+    std::istringstream words(rows[i]);
+    std::string rank_label, device_label;
+    words >> rank_label >> device_label;
+    const auto [first, last] = span_of(rank_label);
+    const auto [first_device, last_device] = span_of(device_label);
+    EXPECT_EQ(first, next_rank) << rows[i];
+    EXPECT_EQ(last_device - first_device, last - first) << rows[i];
+    next_rank = last + 1;
+    std::vector<std::string> row(std::istream_iterator<std::string>(words), {});
+    ASSERT_EQ(row.size(), 7u) << rows[i];
+    for (int r = first; r <= last; ++r) {
+      const auto& rank = ranks[static_cast<std::size_t>(r)];
+      EXPECT_EQ(rank.at("device"), first_device + (r - first));
+      EXPECT_EQ(std::to_string(rank.at("remote_read_bytes").get<int>()), row[0]) << r;
+      EXPECT_EQ(std::to_string(rank.at("notifies").get<int>()), row[2]) << r;
+      EXPECT_EQ(std::to_string(rank.at("polls").get<int>()), row[4]) << r;
+      std::ostringstream finish;
+      finish << std::fixed << std::setprecision(3) << rank.at("finish_ns").get<double>();
+      EXPECT_EQ(finish.str(), row[6]) << r;
+    }
+    // Neighbouring rows with the same figures are on devices that do not follow each other.
+    if (!figures.empty() && figures.back() == row) {
+      std::istringstream previous(rows[i - 1]);
+      std::string previous_rank, previous_device;
+      previous >> previous_rank >> previous_device;
+      EXPECT_NE(span_of(previous_device).second + 1, first_device) << rows[i];
+    }
+    figures.push_back(row);
+  }
+  EXPECT_EQ(next_rank, 15);
+
+  // Every rank on its own row when asked, and always at P <= --ranks-shown.
+  EXPECT_EQ(rank_rows(run_cli(run + " --ranks-shown all").out).size(), 15u);
+  EXPECT_EQ(rank_rows(run_cli("-p switch16 -d 0-7 -k ring --size 256").out).size(), 8u);
 }
 
 TEST(Cli, ScheduleDumpStatesItsUnitsAndCanCarryTimes) {

@@ -38,11 +38,14 @@ void print_blocks(std::ostream& out, const RunResult& result) {
   }
 }
 
-// One line per synchronisation instruction the codegen emitted in a round.
-void print_sync(std::ostream& out, const RunResult& result) {
+// One line per synchronisation instruction the codegen emitted in a round, for the first
+// `shown` ranks (or blocks) as in the round table.
+void print_sync(std::ostream& out, const RunResult& result, std::size_t shown) {
   out << "\nsync instructions (codegen " << result.request.platform.codegen.name << ")\n"
       << "rank  round  instruction       count        time_ns\n";
-  for (const RankStats& s : round_owners(result)) {
+  const std::vector<RankStats>& owners = round_owners(result);
+  for (std::size_t owner = 0; owner < shown && owner < owners.size(); ++owner) {
+    const RankStats& s = owners[owner];
     for (std::size_t i = 0; i < s.sync.size() && i < s.rounds.size(); ++i) {
       for (int k = 0; k < kSyncInstructions; ++k) {
         const SyncCost& cost = s.sync[i][static_cast<std::size_t>(k)];
@@ -73,6 +76,69 @@ double busbw_GBps(const RunResult& result) {
 
 namespace {
 
+// Whether rank b, the next rank on the next device, did exactly what rank a did.
+bool alike_ranks(const RankStats& a, const RankStats& b) {
+  return b.rank == a.rank + 1 && b.device == a.device + 1 &&
+         a.remote_read_bytes == b.remote_read_bytes &&
+         a.remote_write_bytes == b.remote_write_bytes && a.notifies == b.notifies &&
+         a.waits == b.waits && a.polls == b.polls && a.start_ps == b.start_ps &&
+         a.finished == b.finished && (!a.finished || a.finish_ps == b.finish_ps);
+}
+
+std::string span_label(int first, int last) {
+  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+}
+
+// One row per rank; with more ranks than the tables show one by one (--ranks-shown),
+// consecutive ranks on consecutive devices that did exactly alike share a row: a 1024-rank
+// ring's table is one row, and the ranks that differ stand out.
+void print_ranks(std::ostream& out, const RunResult& result, const ReportOptions& options) {
+  const std::vector<RankStats>& ranks = result.ranks;
+  const bool grouped =
+      options.ranks_shown > 0 && ranks.size() > static_cast<std::size_t>(options.ranks_shown);
+  struct Row {
+    std::size_t first;
+    std::size_t last;
+  };
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (grouped && !rows.empty() && alike_ranks(ranks[rows.back().last], ranks[i])) {
+      rows.back().last = i;
+    } else {
+      rows.push_back({i, i});
+    }
+  }
+  const auto rank_label = [&](const Row& row) {
+    return span_label(ranks[row.first].rank, ranks[row.last].rank);
+  };
+  const auto device_label = [&](const Row& row) {
+    return span_label(ranks[row.first].device, ranks[row.last].device);
+  };
+  std::size_t rank_width = 4;
+  std::size_t device_width = 6;
+  for (const Row& row : rows) {
+    rank_width = std::max(rank_width, rank_label(row).size());
+    device_width = std::max(device_width, device_label(row).size());
+  }
+  out << std::setw(static_cast<int>(rank_width)) << "rank"
+      << std::setw(static_cast<int>(device_width + 2)) << "device"
+      << "  remote_read_B  remote_write_B  notifies  waits  polls   start_ns       finish_ns\n";
+  for (const Row& row : rows) {
+    const RankStats& s = ranks[row.first];
+    out << std::setw(static_cast<int>(rank_width)) << rank_label(row)
+        << std::setw(static_cast<int>(device_width + 2)) << device_label(row) << std::setw(15)
+        << s.remote_read_bytes << std::setw(16) << s.remote_write_bytes << std::setw(10)
+        << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls << std::setw(11)
+        << ps_to_ns(s.start_ps) << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
+        << (s.finished ? "" : "  (blocked)") << "\n";
+  }
+  if (rows.size() < ranks.size()) {
+    out << "(" << ranks.size() << " ranks in " << rows.size()
+        << (rows.size() == 1 ? " row" : " rows")
+        << ": alike consecutive ranks share one; --ranks-shown all lists every rank)\n";
+  }
+}
+
 void print_tables(std::ostream& out, const RunResult& result, const ReportOptions& options) {
   const RunRequest& q = result.request;
   const Problem& p = q.problem;
@@ -90,15 +156,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
   out << "\n";
 
   out << std::fixed << std::setprecision(3);
-  out << "rank  device  remote_read_B  remote_write_B  notifies  waits  polls   start_ns       "
-         "finish_ns\n";
-  for (const RankStats& s : result.ranks) {
-    out << std::setw(4) << s.rank << std::setw(8) << s.device << std::setw(15)
-        << s.remote_read_bytes << std::setw(16) << s.remote_write_bytes << std::setw(10)
-        << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls << std::setw(11)
-        << ps_to_ns(s.start_ps) << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
-        << (s.finished ? "" : "  (blocked)") << "\n";
-  }
+  print_ranks(out, result, options);
   if (!result.blocks.empty()) print_blocks(out, result);
   // The phase column is as wide as the longest phase name, so no name shifts the columns.
   const std::vector<RankStats>& owners = round_owners(result);
@@ -128,7 +186,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
     out << "(rounds of ranks 0-" << shown - 1 << " of " << owners.size()
         << " shown; --ranks-shown all shows every rank, --json writes them all)\n";
   }
-  if (!q.platform.codegen.name.empty()) print_sync(out, result);
+  if (!q.platform.codegen.name.empty()) print_sync(out, result, shown);
 }
 
 // The verdict after a run that did not complete or whose result is wrong.
