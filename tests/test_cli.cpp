@@ -349,19 +349,29 @@ TEST(Cli, RoundTableStaysAlignedWithLongPhaseNames) {
   EXPECT_EQ(limit_rows, 3);  // the rounds that move data: stage-in, reduce-scatter, all-gather
 }
 
+// "A-B" or "A" -> {A, B}.
+std::pair<int, int> span_of(const std::string& label) {
+  const std::size_t dash = label.find('-');
+  const int first = std::stoi(label.substr(0, dash));
+  return {first, dash == std::string::npos ? first : std::stoi(label.substr(dash + 1))};
+}
+
+// The rounds of `rank` the round table covers, a row "A-B" counting B - A + 1.
 std::size_t round_rows_of_rank(const std::string& out, int rank) {
-  std::size_t rows = 0;
+  std::size_t rounds = 0;
   for (const std::string& line : lines_of(out)) {
     std::istringstream words(line);
-    int r = -1, round = -1;
-    std::string phase;
+    std::string r, round, phase;
     double start = -1;
-    if (words >> r >> round >> phase >> start && r == rank && line.find("(") == std::string::npos &&
+    if (words >> r >> round >> phase >> start && r == std::to_string(rank) &&
+        line.find("(") == std::string::npos &&
+        round.find_first_not_of("0123456789-") == std::string::npos &&
         phase.find_first_of("0123456789") == std::string::npos) {
-      ++rows;
+      const auto [first, last] = span_of(round);
+      rounds += static_cast<std::size_t>(last - first + 1);
     }
   }
-  return rows;
+  return rounds;
 }
 
 TEST(Cli, RanksShownLimitsTheRoundTableAndSaysHowToSeeAll) {
@@ -372,6 +382,8 @@ TEST(Cli, RanksShownLimitsTheRoundTableAndSaysHowToSeeAll) {
   // The ring at P = 16: stage-in, 2(P-1) = 30 rounds, stage-out.
   EXPECT_EQ(round_rows_of_rank(some.out, 7), 32u);
   EXPECT_EQ(round_rows_of_rank(some.out, 8), 0u);
+  // Past 8 ranks, alike rounds share rows: fewer rows than rounds, and the table says so.
+  EXPECT_NE(some.out.find("(256 rounds in "), std::string::npos) << some.out;
   EXPECT_NE(some.out.find("(rounds of ranks 0-7 of 16 shown; --ranks-shown all shows every rank"),
             std::string::npos)
       << some.out;
@@ -391,13 +403,6 @@ std::vector<std::string> rank_rows(const std::string& out) {
     at = end + 1;
   }
   return rows;
-}
-
-// "A-B" or "A" -> {A, B}.
-std::pair<int, int> span_of(const std::string& label) {
-  const std::size_t dash = label.find('-');
-  const int first = std::stoi(label.substr(0, dash));
-  return {first, dash == std::string::npos ? first : std::stoi(label.substr(dash + 1))};
 }
 
 // Past --ranks-shown ranks, consecutive ranks on consecutive devices that did exactly alike
@@ -452,6 +457,61 @@ TEST(Cli, RankTableGroupsAlikeRanksPastTheRanksShown) {
   // Every rank on its own row when asked, and always at P <= --ranks-shown.
   EXPECT_EQ(rank_rows(run_cli(run + " --ranks-shown all").out).size(), 15u);
   EXPECT_EQ(rank_rows(run_cli("-p switch16 -d 0-7 -k ring --size 256").out).size(), 8u);
+}
+
+// A row of alike rounds stands for each of them exactly: in the JSON every round it covers has
+// the row's phase and figures, the first starts at the row's start_ns, the rest evenly spaced.
+TEST(Cli, AlikeRoundsShareARowThatStandsForEachExactly) {
+  const TempFile json(".json");
+  const Invocation run = run_cli("-p switch16 -d 0-15 -k ring --size 256 --json " + json.path());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json rounds = nlohmann::json::parse(read_file(json.path())).at("rounds");
+  const auto fixed = [](double ns) {
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(3) << ns;
+    return text.str();
+  };
+  std::size_t rows = 0;
+  std::size_t covered = 0;
+  const std::size_t table = run.out.find("round  phase");
+  ASSERT_NE(table, std::string::npos) << run.out;
+  for (const std::string& line : lines_of(run.out.substr(table))) {
+    std::istringstream words(line);
+    std::string rank, label, phase, start, barrier, transfer, reduce, bytes, remote;
+    if (!(words >> rank >> label >> phase >> start >> barrier >> transfer >> reduce >> bytes >>
+          remote) ||
+        rank.find_first_not_of("0123456789") != std::string::npos ||
+        label.find_first_not_of("0123456789-") != std::string::npos)
+      continue;
+    ++rows;
+    const auto [first, last] = span_of(label);
+    // The JSON holds 32 rounds a rank, in rank then round order.
+    const auto at = [&](int round) -> const nlohmann::json& {
+      return rounds[static_cast<std::size_t>(std::stoi(rank) * 32 + round)];
+    };
+    const double step = last > first ? at(first + 1).at("start_ns").get<double>() -
+                                           at(first).at("start_ns").get<double>()
+                                     : 0.0;
+    for (int k = first; k <= last; ++k) {
+      const nlohmann::json& r = at(k);
+      ++covered;
+      EXPECT_EQ(r.at("round"), k);
+      EXPECT_EQ(r.at("phase"), phase) << line;
+      EXPECT_EQ(fixed(r.at("barrier_ns").get<double>()), barrier) << line;
+      EXPECT_EQ(fixed(r.at("transfer_ns").get<double>()), transfer) << line;
+      EXPECT_EQ(fixed(r.at("reduce_ns").get<double>()), reduce) << line;
+      EXPECT_EQ(std::to_string(r.at("bytes").get<int>()), bytes) << line;
+      EXPECT_EQ(std::to_string(r.at("remote_bytes").get<int>()), remote) << line;
+      EXPECT_NEAR(r.at("start_ns").get<double>(),
+                  at(first).at("start_ns").get<double>() + (k - first) * step, 1e-6)
+          << line << " round " << k;
+    }
+    EXPECT_EQ(fixed(at(first).at("start_ns").get<double>()), start) << line;
+  }
+  EXPECT_EQ(covered, 8u * 32u);  // ranks 0-7, as --ranks-shown asks
+  EXPECT_LT(rows, covered / 2);
+  EXPECT_NE(run.out.find("(256 rounds in " + std::to_string(rows) + " rows"), std::string::npos)
+      << run.out;
 }
 
 TEST(Cli, ScheduleDumpStatesItsUnitsAndCanCarryTimes) {

@@ -139,6 +139,27 @@ void print_ranks(std::ostream& out, const RunResult& result, const ReportOptions
   }
 }
 
+// Whether round k of a rank continues the row of its alike rounds: the same phase and
+// figures as the row's first round, and its start as far after the previous round's as the
+// second round of the row started after the first.
+struct RoundRow {
+  std::size_t owner;  // in round_owners
+  std::size_t first;  // rounds[first..last] of the owner
+  std::size_t last;
+};
+
+bool alike_rounds(const std::vector<RoundRecord>& rounds, const RoundRow& row, std::size_t k) {
+  const RoundRecord& first = rounds[row.first];
+  const RoundRecord& r = rounds[k];
+  if (k != row.last + 1 || r.round != rounds[row.last].round + 1 || !(r.phase == first.phase) ||
+      r.barrier_ps != first.barrier_ps || r.transfer_ps != first.transfer_ps ||
+      r.reduce_ps != first.reduce_ps || r.bytes != first.bytes ||
+      r.remote_bytes != first.remote_bytes || r.start_ps < rounds[row.last].start_ps)
+    return false;
+  const std::uint64_t step = r.start_ps - rounds[row.last].start_ps;
+  return row.last == row.first || rounds[row.first + 1].start_ps - first.start_ps == step;
+}
+
 void print_tables(std::ostream& out, const RunResult& result, const ReportOptions& options) {
   const RunRequest& q = result.request;
   const Problem& p = q.problem;
@@ -169,18 +190,45 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
       options.ranks_shown > 0
           ? std::min<std::size_t>(static_cast<std::size_t>(options.ranks_shown), owners.size())
           : owners.size();
-  out << "\nrank  round  " << std::left << std::setw(static_cast<int>(phase_width)) << "phase"
-      << std::right
-      << "     start_ns    barrier_ns   transfer_ns     reduce_ns         bytes  remote_bytes\n";
+  // Past --ranks-shown ranks, alike consecutive rounds of a rank share a row: the same
+  // phase and figures, starts evenly spaced (the first start and the spacing tell every one).
+  const bool grouped = options.ranks_shown > 0 && result.ranks.size() > shown;
+  std::vector<RoundRow> rows;
+  std::size_t round_width = std::string("  round").size();
+  std::size_t rounds_shown = 0;
   for (std::size_t i = 0; i < shown; ++i) {
-    const RankStats& s = owners[i];
-    for (const RoundRecord& r : s.rounds) {
-      out << std::setw(4) << owner_label(result, s) << std::setw(7) << r.round << "  " << std::left
-          << std::setw(static_cast<int>(phase_width)) << r.phase << std::right << std::setw(13)
-          << ps_to_ns(r.start_ps) << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14)
-          << ps_to_ns(r.transfer_ps) << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14)
-          << r.bytes << std::setw(14) << r.remote_bytes << "\n";
+    const std::vector<RoundRecord>& rounds = owners[i].rounds;
+    for (std::size_t k = 0; k < rounds.size(); ++k) {
+      ++rounds_shown;
+      if (grouped && !rows.empty() && rows.back().owner == i &&
+          alike_rounds(rounds, rows.back(), k)) {
+        rows.back().last = k;
+      } else {
+        rows.push_back({i, k, k});
+      }
     }
+  }
+  const auto round_label = [&](const RoundRow& row) {
+    const std::vector<RoundRecord>& rounds = owners[row.owner].rounds;
+    return span_label(rounds[row.first].round, rounds[row.last].round);
+  };
+  for (const RoundRow& row : rows) round_width = std::max(round_width, 2 + round_label(row).size());
+  out << "\nrank" << std::setw(static_cast<int>(round_width)) << "round"
+      << "  " << std::left << std::setw(static_cast<int>(phase_width)) << "phase" << std::right
+      << "     start_ns    barrier_ns   transfer_ns     reduce_ns         bytes  remote_bytes\n";
+  for (const RoundRow& row : rows) {
+    const RoundRecord& r = owners[row.owner].rounds[row.first];
+    out << std::setw(4) << owner_label(result, owners[row.owner])
+        << std::setw(static_cast<int>(round_width)) << round_label(row) << "  " << std::left
+        << std::setw(static_cast<int>(phase_width)) << r.phase << std::right << std::setw(13)
+        << ps_to_ns(r.start_ps) << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14)
+        << ps_to_ns(r.transfer_ps) << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14)
+        << r.bytes << std::setw(14) << r.remote_bytes << "\n";
+  }
+  if (rows.size() < rounds_shown) {
+    out << "(" << rounds_shown << " rounds in " << rows.size()
+        << " rows: alike consecutive rounds share one, starting at its start_ns and evenly "
+           "spaced)\n";
   }
   if (shown < owners.size()) {
     out << "(rounds of ranks 0-" << shown - 1 << " of " << owners.size()
