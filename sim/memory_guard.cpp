@@ -115,18 +115,29 @@ std::string format_bytes(std::uint64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
+// What would shrink the run, naming only what the request does not already do.
+std::string remedies(const RunRequest& request) {
+  std::vector<std::string> ways;
+  if (!request.timing_only) ways.push_back("--timing-only");
+  if (!request.vcd_path.empty() && request.vcd_devices.empty())
+    ways.push_back("--vcd-devices to show fewer devices");
+  ways.push_back("a smaller --size");
+  std::string text;
+  for (const std::string& way : ways) text += way + ", ";
+  return text + "or a larger --memory-limit";
+}
+
 void check_memory(const RunRequest& request, const Layout& layout) {
   const MemoryEstimate estimate = estimate_memory(request, layout);
   const std::uint64_t limit =
       request.memory_limit_bytes != 0 ? request.memory_limit_bytes : default_memory_limit();
   if (estimate.total() <= limit) return;
-  throw InputError("--size: " + std::to_string(request.problem.elements) +
-                   " elements per rank on " + std::to_string(request.devices.size()) +
-                   " ranks needs about " + format_bytes(estimate.total()) +
-                   " of host memory (global memory " + format_bytes(estimate.global_memory) +
-                   ", traces " + format_bytes(estimate.traces) +
-                   "), more than the memory limit of " + format_bytes(limit) +
-                   "; use --timing-only, a smaller --size or a larger --memory-limit");
+  throw InputError(
+      "--size: " + std::to_string(request.problem.elements) + " elements per rank on " +
+      std::to_string(request.devices.size()) + " ranks needs about " +
+      format_bytes(estimate.total()) + " of host memory (global memory " +
+      format_bytes(estimate.global_memory) + ", traces " + format_bytes(estimate.traces) +
+      "), more than the memory limit of " + format_bytes(limit) + "; use " + remedies(request));
 }
 
 }  // namespace ars
