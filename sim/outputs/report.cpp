@@ -139,15 +139,16 @@ void print_ranks(std::ostream& out, const RunResult& result, const ReportOptions
   }
 }
 
-// Whether round k of a rank continues the row of its alike rounds: the same phase and
-// figures as the row's first round, and its start as far after the previous round's as the
-// second round of the row started after the first.
+// A row of the round table: rounds[first..last] of one owner (a rank, or a block).
 struct RoundRow {
   std::size_t owner;  // in round_owners
-  std::size_t first;  // rounds[first..last] of the owner
+  std::size_t first;
   std::size_t last;
 };
 
+// Whether round k of a rank continues the row of its alike rounds: the same phase and
+// figures as the row's first round, and its start as far after the previous round's as the
+// second round of the row started after the first.
 bool alike_rounds(const std::vector<RoundRecord>& rounds, const RoundRow& row, std::size_t k) {
   const RoundRecord& first = rounds[row.first];
   const RoundRecord& r = rounds[k];
