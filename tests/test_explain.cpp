@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -396,6 +397,132 @@ TEST(PeerWaits, TheLongestAreShownAndTheRestSummed) {
                            std::to_string(rest_ranks.size()) + " ranks"),
             std::string::npos)
       << rest_line;
+}
+
+// The step-by-step list's lines (from the heading to the blank line after it): an item's
+// line starts with "  <start> - <end>  ", its transfers follow indented by six.
+struct ListedItem {
+  std::uint64_t start_ps;
+  std::uint64_t end_ps;
+  std::string text;  // the line after the span, then the transfers' lines
+};
+
+std::vector<ListedItem> listed_steps(const std::string& out) {
+  std::vector<ListedItem> items;
+  std::size_t at = out.find("critical path, step by step");
+  EXPECT_NE(at, std::string::npos) << out;
+  for (at = out.find('\n', at) + 1; at < out.size() && out[at] != '\n';) {
+    const std::size_t end = out.find('\n', at);
+    const std::string line = out.substr(at, end - at);
+    if (line.compare(0, 6, "      ") == 0) {
+      items.back().text += "\n" + line.substr(6);
+    } else {
+      std::istringstream in(line);
+      std::string start, dash, finish;
+      in >> start >> dash >> finish;
+      items.push_back({report_ps(start), report_ps(finish),
+                       line.substr(line.find(finish) + finish.size() + 2)});
+    }
+    at = end + 1;
+  }
+  return items;
+}
+
+// "rank 3", "round 14", "dev12" with their numbers masked: what "alike but for ranks, rounds
+// and devices" leaves to compare.
+std::string masked_numbers(const std::string& text) {
+  static const std::regex numbered("\\b(rank |block |round |dev)[0-9]+");
+  return std::regex_replace(text, numbered, "$1#");
+}
+
+// Past --ranks-shown ranks, --explain puts steps that repeat alike on one line. Expanded
+// against the full list (--ranks-shown all), every such line stands for exactly the steps it
+// says: as many, as long, alike to the steps above it, ending where it says; every other line
+// is the full list's own.
+TEST(PathSteps, RepeatsShareALineThatStandsForEachStep) {
+  const std::vector<std::string> ring = {"-p",     "ring8", "--platform.devices", "16",
+                                         "-d",     "all",   "--kernel",           "ring",
+                                         "--size", "64KiB", "--timing-only",      "--explain"};
+  const ProcessResult folded = test::run_binary(ring);
+  std::vector<std::string> all_args = ring;
+  all_args.insert(all_args.end(), {"--ranks-shown", "all"});
+  const ProcessResult whole = test::run_binary(all_args);
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const std::vector<ListedItem> shown = listed_steps(folded.out);
+  const std::vector<ListedItem> full = listed_steps(whole.out);
+  // On the path: stage-in, then 2(P-1) = 30 rounds, each reached by a hand-off from the rank
+  // before, then stage-out: 62 items in full.
+  ASSERT_EQ(full.size(), 62u) << whole.out;
+  static const std::regex repeat_line(
+      "([0-9]+) more times the ([0-9]+) steps? above, alike but for ranks, rounds and "
+      "devices, ([0-9]+\\.[0-9]{3}) ns each, through (.*)");
+  std::size_t next = 0;  // in `full`
+  int repeats = 0;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_match(shown[i].text, m, repeat_line)) {
+      ASSERT_LT(next, full.size());
+      EXPECT_EQ(shown[i].start_ps, full[next].start_ps) << shown[i].text;
+      EXPECT_EQ(shown[i].end_ps, full[next].end_ps) << shown[i].text;
+      EXPECT_EQ(shown[i].text, full[next].text);
+      ++next;
+      continue;
+    }
+    ++repeats;
+    const std::size_t times = std::stoul(m[1]);
+    const std::size_t period = std::stoul(m[2]);
+    const std::uint64_t each_ps = report_ps(m[3]);
+    ASSERT_GE(i, period);
+    ASSERT_LE(next + times * period, full.size());
+    EXPECT_GE(times, 2u);
+    EXPECT_EQ(shown[i].start_ps, full[next].start_ps);
+    EXPECT_EQ(shown[i].end_ps, full[next + times * period - 1].end_ps);
+    for (std::size_t t = 0; t < times; ++t) {
+      const std::size_t from = next + t * period;
+      EXPECT_EQ(full[from + period - 1].end_ps - full[from].start_ps, each_ps) << "repeat " << t;
+      for (std::size_t k = 0; k < period; ++k) {
+        const ListedItem& model = shown[i - period + k];
+        EXPECT_EQ(full[from + k].end_ps - full[from + k].start_ps, model.end_ps - model.start_ps);
+        EXPECT_EQ(masked_numbers(full[from + k].text), masked_numbers(model.text));
+        // Not the same step again: its rank or round differs.
+        EXPECT_NE(full[from + k].text, model.text);
+      }
+    }
+    // "through" names the last step covered: the hand-off's notify and the round it reached.
+    const std::string last = full[next + times * period - 1].text;
+    const std::string through = m[4];
+    std::smatch hand_off;
+    ASSERT_TRUE(std::regex_match(last, hand_off,
+                                 std::regex("waiting for a peer: (rank [0-9]+)'s notify \\(its "
+                                            "round [0-9]+, [^)]*\\) in flight until (rank "
+                                            "[0-9]+) saw it \\((round [0-9]+, .*)\\)")))
+        << last;
+    const std::string reached = hand_off[3];
+    EXPECT_EQ(through, hand_off[1].str() + "'s notify to " + hand_off[2].str() + " round " +
+                           reached.substr(6, reached.find(',') - 6) + " (" +
+                           reached.substr(reached.find(", ") + 2) + ")");
+    next += times * period;
+  }
+  EXPECT_EQ(next, full.size());
+  // The reduce-scatter's and the all-gather's hand-offs: one repeat each.
+  EXPECT_EQ(repeats, 2) << folded.out;
+  EXPECT_LT(shown.size(), 20u) << folded.out;
+}
+
+// With no more ranks than --ranks-shown, the list is every step, as it always was.
+TEST(PathSteps, FewRanksListEveryStep) {
+  const std::vector<std::string> ring = {"-p",   "ring8",  "-d",    "all",           "--kernel",
+                                         "ring", "--size", "64KiB", "--timing-only", "--explain"};
+  const ProcessResult eight = test::run_binary(ring);
+  std::vector<std::string> all_args = ring;
+  all_args.insert(all_args.end(), {"--ranks-shown", "all"});
+  const ProcessResult all = test::run_binary(all_args);
+  ASSERT_EQ(eight.exit_code, 0) << eight.err;
+  EXPECT_EQ(listed_steps(eight.out).size(), 2u + 2 * 14) << eight.out;  // as at P = 16
+  EXPECT_EQ(eight.out.substr(eight.out.find("critical path, step by step")),
+            all.out.substr(all.out.find("critical path, step by step")));
+  EXPECT_EQ(eight.out.find("more times the"), std::string::npos);
 }
 
 // --- the timeline ---

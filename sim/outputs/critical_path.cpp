@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <ostream>
+#include <regex>
 #include <set>
 #include <utility>
 
@@ -302,6 +303,96 @@ std::string step_detail(const RunResult& result, const PathStep& step) {
     default:
       return "";
   }
+}
+
+// One line of the step-by-step list (with its transfers under it): a hand-off between ranks,
+// or the consecutive steps of one rank and round.
+struct PathItem {
+  std::uint64_t start_ps;
+  std::uint64_t end_ps;
+  std::string head;  // after the time span
+  std::vector<std::string> details;
+  std::string where;  // "rank 3 round 1 (RS)", "rank 2's notify to rank 3 round 1 (RS)"
+  std::string shape;  // the duration and the text with every rank, block, round and device masked
+};
+
+std::string masked(const std::string& text) {
+  static const std::regex numbered("\\b(rank |block |round |dev)[0-9]+");
+  return std::regex_replace(text, numbered, "$1#");
+}
+
+std::vector<PathItem> path_items(const RunResult& result, const CriticalPath& path) {
+  std::vector<PathItem> items;
+  std::size_t i = 0;
+  while (i < path.steps.size()) {
+    const PathStep& first = path.steps[i];
+    PathItem item;
+    item.start_ps = first.start_ps;
+    item.where = who(result, first.rank, first.block) + " round " + std::to_string(first.round) +
+                 " (" + phase_of(result, first.rank, first.round) + ")";
+    std::size_t j = i;
+    std::uint64_t parts[std::size(kParts)] = {};
+    while (j < path.steps.size() && path.steps[j].rank == first.rank &&
+           path.steps[j].block == first.block && path.steps[j].round == first.round &&
+           path.steps[j].kind != Kind::PeerWait &&
+           (j == i || path.steps[j].kind != Kind::LaunchOffset)) {
+      parts[part_index(path.steps[j].kind)] += path.steps[j].end_ps - path.steps[j].start_ps;
+      if (path.steps[j].kind == Kind::Transfer) {
+        const std::string detail = step_detail(result, path.steps[j]);
+        if (std::find(item.details.begin(), item.details.end(), detail) == item.details.end())
+          item.details.push_back(detail);
+      }
+      ++j;
+    }
+    if (j == i) {  // a hand-off between ranks
+      item.where = who(result, first.peer, first.peer_block) + "'s notify to " + item.where;
+      item.end_ps = first.end_ps;
+      item.head = "waiting for a peer: " + step_detail(result, first) + " (round " +
+                  std::to_string(first.round) + ", " + phase_of(result, first.rank, first.round) +
+                  ")";
+      ++j;
+    } else {
+      item.end_ps = path.steps[j - 1].end_ps;
+      item.head = item.where + ":";
+      for (const Kind kind : kParts) {
+        const std::uint64_t ps = parts[part_index(kind)];
+        if (ps > 0) item.head += std::string(" ") + to_string(kind) + " " + ns_text(ps);
+      }
+    }
+    item.shape = std::to_string(item.end_ps - item.start_ps) + " " + masked(item.head);
+    for (const std::string& detail : item.details) item.shape += "\n" + masked(detail);
+    items.push_back(std::move(item));
+    i = j;
+  }
+  return items;
+}
+
+// The items from `at` on repeat the first `period` of them `more` times over.
+struct Repeat {
+  std::size_t period = 0;
+  std::size_t more = 0;
+};
+
+// The repeat from `at` that covers the most items (the shortest period on a tie); a repeat
+// must save lines, so it needs two more times at least. Periods up to four items: a ring's
+// round on the path is a hand-off and the next rank's round.
+Repeat longest_repeat(const std::vector<PathItem>& items, std::size_t at) {
+  constexpr std::size_t kLongestPeriod = 4;
+  Repeat best;
+  for (std::size_t period = 1; period <= kLongestPeriod; ++period) {
+    std::size_t more = 0;
+    const auto alike = [&](std::size_t time) {
+      const std::size_t from = at + time * period;
+      if (from + period > items.size()) return false;
+      for (std::size_t k = 0; k < period; ++k) {
+        if (items[from + k].shape != items[at + k].shape) return false;
+      }
+      return true;
+    };
+    while (alike(more + 1)) ++more;
+    if (more >= 2 && period * (more + 1) > best.period * (best.more + 1)) best = {period, more};
+  }
+  return best;
 }
 
 }  // namespace
@@ -604,48 +695,39 @@ void print_explanation(std::ostream& out, const RunResult& result) {
   out << "\n";
 }
 
-void print_critical_path_steps(std::ostream& out, const RunResult& result) {
+void print_critical_path_steps(std::ostream& out, const RunResult& result, int ranks_shown) {
   const CriticalPath path = critical_path(result);
   if (path.steps.empty()) return;
+  const std::vector<PathItem> items = path_items(result, path);
+  const bool grouped =
+      ranks_shown > 0 && result.ranks.size() > static_cast<std::size_t>(ranks_shown);
   out << "\ncritical path, step by step (ns from the first rank's start; consecutive steps of "
-         "one rank and round grouped):\n";
+         "one rank and round grouped"
+      << (grouped ? "; past --ranks-shown ranks, steps that repeat alike but for their ranks, "
+                    "rounds and devices share a line"
+                  : "")
+      << "):\n";
   const std::uint64_t origin = path.steps.front().start_ps;
+  const auto print_item = [&](const PathItem& item) {
+    out << "  " << ns_text(item.start_ps - origin) << " - " << ns_text(item.end_ps - origin) << "  "
+        << item.head << "\n";
+    for (const std::string& detail : item.details) out << "      " << detail << "\n";
+  };
   std::size_t i = 0;
-  while (i < path.steps.size()) {
-    const PathStep& first = path.steps[i];
-    std::size_t j = i;
-    std::uint64_t parts[std::size(kParts)] = {};
-    std::vector<std::string> details;
-    while (j < path.steps.size() && path.steps[j].rank == first.rank &&
-           path.steps[j].block == first.block && path.steps[j].round == first.round &&
-           path.steps[j].kind != Kind::PeerWait &&
-           (j == i || path.steps[j].kind != Kind::LaunchOffset)) {
-      parts[part_index(path.steps[j].kind)] += path.steps[j].end_ps - path.steps[j].start_ps;
-      if (path.steps[j].kind == Kind::Transfer) {
-        const std::string detail = step_detail(result, path.steps[j]);
-        if (std::find(details.begin(), details.end(), detail) == details.end())
-          details.push_back(detail);
-      }
-      ++j;
+  while (i < items.size()) {
+    const Repeat repeat = grouped ? longest_repeat(items, i) : Repeat{};
+    const std::size_t unit = std::max<std::size_t>(repeat.period, 1);
+    for (std::size_t k = i; k < i + unit; ++k) print_item(items[k]);
+    if (repeat.more > 0) {
+      const PathItem& first = items[i + unit];
+      const PathItem& last = items[i + unit * (repeat.more + 1) - 1];
+      out << "  " << ns_text(first.start_ps - origin) << " - " << ns_text(last.end_ps - origin)
+          << "  " << repeat.more << " more times the " << unit << (unit == 1 ? " step" : " steps")
+          << " above, alike but for ranks, rounds and devices, "
+          << ns_text(last.end_ps - items[i + unit * repeat.more].start_ps) << " ns each, through "
+          << last.where << "\n";
     }
-    if (j == i) {  // a hand-off between ranks
-      out << "  " << ns_text(first.start_ps - origin) << " - " << ns_text(first.end_ps - origin)
-          << "  waiting for a peer: " << step_detail(result, first) << " (round " << first.round
-          << ", " << phase_of(result, first.rank, first.round) << ")\n";
-      ++i;
-      continue;
-    }
-    out << "  " << ns_text(first.start_ps - origin) << " - "
-        << ns_text(path.steps[j - 1].end_ps - origin) << "  "
-        << who(result, first.rank, first.block) << " round " << first.round << " ("
-        << phase_of(result, first.rank, first.round) << "):";
-    for (const Kind kind : kParts) {
-      const std::uint64_t ps = parts[part_index(kind)];
-      if (ps > 0) out << " " << to_string(kind) << " " << ns_text(ps);
-    }
-    out << "\n";
-    for (const std::string& detail : details) out << "      " << detail << "\n";
-    i = j;
+    i += unit * (repeat.more + 1);
   }
   out << "\n";
 }

@@ -70,8 +70,10 @@ std::string limit_key(const RunResult& result, const TransferRecord& transfer);
 // The text report's part: the critical path's split of the device time, the limits of the
 // transfers per round, and a note for each overridden key.
 void print_explanation(std::ostream& out, const RunResult& result);
-// --explain: the path itself, rank by rank and round by round.
-void print_critical_path_steps(std::ostream& out, const RunResult& result);
+// --explain: the path itself, rank by rank and round by round. With more ranks than
+// `ranks_shown` (0: every rank), consecutive steps that repeat alike but for their ranks,
+// rounds and devices (a ring's hand-off and the next rank's round) share a line.
+void print_critical_path_steps(std::ostream& out, const RunResult& result, int ranks_shown);
 // The JSON's `critical_path`, `transfer_limits` and `key_notes`.
 void add_explanation(nlohmann::ordered_json& json, const RunResult& result);
 

@@ -316,7 +316,7 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
   }
   out << std::setprecision(6) << std::defaultfloat;
   if (!quiet) print_explanation(out, result);
-  if (options.explain) print_critical_path_steps(out, result);
+  if (options.explain) print_critical_path_steps(out, result, options.ranks_shown);
   if (!result.completed || (result.checked && !result.correct)) {
     print_failure(out, result);
   } else if (!result.checked) {
