@@ -13,11 +13,139 @@ namespace {
 
 // Per device, simulated or not: the module objects and the SystemC thread stacks.
 constexpr std::uint64_t kDeviceOverheadBytes = 1 << 20;
-// A schedule line or a VCD value change, with its container overhead.
-constexpr std::uint64_t kTraceRecordBytes = 128;
+// Held at the run's peak, measured with GNU time's peak RSS over every kernel (P = 4 to 256,
+// 256 KiB to 4 MiB per rank), with room to spare: a schedule line 235-250 B (the rank's line,
+// its time, the dump's text); a VCD's changes 30-65 B per DMA burst (the bytes in flight and
+// busy periods of the resources it crosses) and about 90 B per operation (the core's phase and
+// round, the queue's and buffer's use, the signal cells).
+constexpr std::uint64_t kScheduleLineBytes = 320;
+constexpr std::uint64_t kVcdBytesPerBurst = 96;
+constexpr std::uint64_t kVcdBytesPerOperation = 128;
 // A written signal cell in its device's table; a signal costs only the cells written, which
 // for the kernels here are a few per row and per column.
 constexpr std::uint64_t kCellBytes = 48;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return b == 0 ? a : (a + b - 1) / b;
+}
+
+// What a rank's records cost the traces asked for, in bytes per line, operation and burst.
+struct TraceRates {
+  std::uint64_t schedule_line = 0;
+  bool codegen = false;
+  std::uint64_t vcd_operation = 0;
+  std::uint64_t vcd_burst = 0;
+
+  std::uint64_t bytes(const OperationCount& c) const {
+    return c.schedule_lines(codegen) * schedule_line + c.operations() * vcd_operation +
+           c.bursts * vcd_burst;
+  }
+};
+
+// The traces' share of the memory limit: counting stops once the ranks counted cost more.
+struct TraceBudget {
+  std::uint64_t left = 0;
+  std::uint64_t spent = 0;  // by the ranks counted before this one
+  TraceRates rates;         // of this rank
+};
+struct OverBudget {};
+
+// A rank that counts what its kernel body asks for: no time passes, no byte moves. A kernel's
+// schedule does not depend on data or timing (a wait returns once satisfied, and what follows
+// is the same), so the counts are the real run's.
+class CountingRank final : public Rank {
+ public:
+  CountingRank(const Problem& problem, const Layout& layout, std::uint64_t ub_bytes,
+               std::uint64_t burst_bytes, int rank, int block, OperationCount& count,
+               const TraceBudget* budget = nullptr)
+      : problem_(problem),
+        layout_(layout),
+        ub_bytes_(ub_bytes),
+        burst_bytes_(burst_bytes),
+        rank_(rank),
+        block_(block),
+        count_(count),
+        budget_(budget) {}
+
+  int rank() const override { return rank_; }
+  int ranks() const override { return problem_.ranks; }
+  int block() const override { return block_; }
+  int blocks() const override { return problem_.core_num; }
+  const Problem& problem() const override { return problem_; }
+  Tensor input() const override { return {0, problem_.elements, problem_.dtype}; }
+  Tensor output() const override { return {1, problem_.elements, problem_.dtype}; }
+  Tensor window(const std::string& name) const override {
+    for (std::size_t i = 0; i < layout_.windows.size(); ++i) {
+      if (layout_.windows[i].name == name)
+        return {static_cast<int>(i) + 2, layout_.windows[i].elements, problem_.dtype};
+    }
+    return {};
+  }
+  Signal signal(const std::string& name) const override {
+    for (std::size_t i = 0; i < layout_.signals.size(); ++i) {
+      if (layout_.signals[i].name == name)
+        return {static_cast<int>(i), layout_.signals[i].rows, layout_.signals[i].cols};
+    }
+    return {};
+  }
+  std::uint64_t ub_bytes() const override { return ub_bytes_; }
+  Tile alloc(std::uint64_t elements, DType dtype) override { return {0, elements, dtype}; }
+  void release(const Tile&) override {}
+  void load(const Tile&, const Tensor& src, std::uint64_t, std::uint64_t count) override {
+    transfer(src, count);
+  }
+  void store(const Tile&, const Tensor& dst, std::uint64_t, std::uint64_t count) override {
+    transfer(dst, count);
+  }
+  Transfer remote_load_async(const Tile&, const Tensor& window, int, std::uint64_t,
+                             std::uint64_t count) override {
+    transfer(window, count);
+    return {};
+  }
+  Transfer remote_store_async(const Tile&, const Tensor& window, int, std::uint64_t,
+                              std::uint64_t count, StoreOp) override {
+    transfer(window, count);
+    return {};
+  }
+  void sync(const Transfer&) override {}
+  void reduce(const Tile&, const Tile&, std::uint64_t) override {
+    ++count_.reduces;
+    counted();
+  }
+  void notify(const Signal&, int, int, int, std::int32_t, NotifyOp) override {
+    ++count_.notifies;
+    counted();
+  }
+  void wait(const Signal&, int, int, std::int32_t, WaitCmp) override {
+    ++count_.waits;
+    counted();
+  }
+  void begin_round(const char*) override {
+    ++count_.rounds;
+    counted();
+  }
+
+ private:
+  void transfer(const Tensor& tensor, std::uint64_t count) {
+    count_.bursts += ceil_div(count * dtype_bytes(tensor.dtype), burst_bytes_);
+    ++count_.transfers;
+    counted();
+  }
+  // A body of 10^14 elements must not be walked to the end to find that its traces do not fit.
+  void counted() const {
+    if (budget_ != nullptr && budget_->spent + budget_->rates.bytes(count_) > budget_->left)
+      throw OverBudget{};
+  }
+
+  const Problem& problem_;
+  const Layout& layout_;
+  std::uint64_t ub_bytes_;
+  std::uint64_t burst_bytes_;
+  int rank_;
+  int block_;
+  OperationCount& count_;
+  const TraceBudget* budget_;
+};
 
 struct Unit {
   const char* name;
@@ -29,18 +157,33 @@ constexpr Unit kUnits[] = {{"TiB", 1024.0 * 1024 * 1024 * 1024},
                            {"KiB", 1024.0},
                            {"B", 1.0}};
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return b == 0 ? a : (a + b - 1) / b;
+// One rank's blocks, counted; throws OverBudget once `budget` (if any) is spent.
+void count_rank(const RunRequest& request, const KernelSpec& kernel, const Problem& problem,
+                const Layout& layout, int rank, const TraceBudget* budget, OperationCount& count) {
+  for (int block = 0; block < problem.core_num; ++block) {
+    CountingRank counting(problem, layout, request.platform.ub_usable_bytes,
+                          request.platform.dma_burst_bytes, rank, block, count, budget);
+    kernel.body(counting);
+  }
 }
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const RunRequest& request, const Layout& layout) {
-  const Problem& p = request.problem;
+std::vector<OperationCount> count_operations(const RunRequest& request, const KernelSpec& kernel,
+                                             const Problem& problem, const Layout& layout) {
+  std::vector<OperationCount> counts(static_cast<std::size_t>(problem.ranks));
+  for (int rank = 0; rank < problem.ranks; ++rank)
+    count_rank(request, kernel, problem, layout, rank, nullptr,
+               counts[static_cast<std::size_t>(rank)]);
+  return counts;
+}
+
+MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kernel,
+                               const Problem& problem, const Layout& layout, std::uint64_t limit) {
   const PlatformConfig& config = request.platform;
   const std::uint64_t ranks = request.devices.size();
-  const std::uint64_t element = dtype_bytes(p.dtype);
-  const std::uint64_t tensor = p.elements * element;
+  const std::uint64_t element = dtype_bytes(problem.dtype);
+  const std::uint64_t tensor = problem.elements * element;
 
   std::uint64_t signals = 0;
   for (const SignalSpec& s : layout.signals) {
@@ -57,21 +200,39 @@ MemoryEstimate estimate_memory(const RunRequest& request, const Layout& layout) 
   MemoryEstimate estimate;
   estimate.global_memory = ranks * (signals + payload);
   estimate.staging = request.timing_only ? 0 : tensor;
-  estimate.unified_buffers = request.timing_only ? 0
-                                                 : ranks * static_cast<std::uint64_t>(p.core_num) *
-                                                       config.ub_physical_bytes;
-  if (request.record_schedule || !request.vcd_path.empty()) {
-    // A kernel walks its slice tile by tile, touching every peer per tile. The schedule keeps
-    // every rank's records, the VCD those of the devices it shows (--vcd-devices).
-    const std::uint64_t tiles = ceil_div(tensor * ranks, config.ub_usable_bytes) + 1;
-    const std::uint64_t per_rank = 4 * ranks * tiles + 16;
-    const std::uint64_t vcd_ranks = request.vcd_path.empty()      ? 0
-                                    : request.vcd_devices.empty() ? ranks
-                                                                  : request.vcd_devices.size();
-    const std::uint64_t traced = (request.record_schedule ? ranks : 0) + vcd_ranks;
-    estimate.traces = traced * per_rank * kTraceRecordBytes;
-  }
+  estimate.unified_buffers =
+      request.timing_only
+          ? 0
+          : ranks * static_cast<std::uint64_t>(problem.core_num) * config.ub_physical_bytes;
   estimate.fixed = static_cast<std::uint64_t>(config.devices) * kDeviceOverheadBytes;
+  if (!request.record_schedule && request.vcd_path.empty()) return estimate;
+  // What the kernel's bodies ask for, counted rank by rank: the schedule keeps every rank's
+  // lines, the VCD the changes of the devices it shows (--vcd-devices).
+  const std::vector<int>& shown =
+      request.vcd_devices.empty() ? request.devices : request.vcd_devices;
+  TraceBudget budget;
+  budget.left = limit > estimate.total() ? limit - estimate.total() : 0;
+  for (int rank = 0; rank < problem.ranks; ++rank) {
+    const bool in_vcd = !request.vcd_path.empty() &&
+                        std::find(shown.begin(), shown.end(),
+                                  request.devices[static_cast<std::size_t>(rank)]) != shown.end();
+    budget.rates = {request.record_schedule ? kScheduleLineBytes : 0, !config.codegen.name.empty(),
+                    in_vcd ? kVcdBytesPerOperation : 0, in_vcd ? kVcdBytesPerBurst : 0};
+    OperationCount count;
+    try {
+      for (int block = 0; block < problem.core_num; ++block) {
+        CountingRank counting(problem, layout, config.ub_usable_bytes, config.dma_burst_bytes, rank,
+                              block, count, &budget);
+        kernel.body(counting);
+      }
+    } catch (const OverBudget&) {
+      estimate.traces_counted_in_part = true;
+      estimate.traces = budget.spent + budget.rates.bytes(count);
+      return estimate;
+    }
+    budget.spent += budget.rates.bytes(count);
+  }
+  estimate.traces = budget.spent;
   return estimate;
 }
 
@@ -127,17 +288,20 @@ std::string remedies(const RunRequest& request) {
   return text + "or a larger --memory-limit";
 }
 
-void check_memory(const RunRequest& request, const Layout& layout) {
-  const MemoryEstimate estimate = estimate_memory(request, layout);
+void check_memory(const RunRequest& request, const KernelSpec& kernel, const Problem& problem,
+                  const Layout& layout) {
   const std::uint64_t limit =
       request.memory_limit_bytes != 0 ? request.memory_limit_bytes : default_memory_limit();
+  const MemoryEstimate estimate = estimate_memory(request, kernel, problem, layout, limit);
   if (estimate.total() <= limit) return;
-  throw InputError(
-      "--size: " + std::to_string(request.problem.elements) + " elements per rank on " +
-      std::to_string(request.devices.size()) + " ranks needs about " +
-      format_bytes(estimate.total()) + " of host memory (global memory " +
-      format_bytes(estimate.global_memory) + ", traces " + format_bytes(estimate.traces) +
-      "), more than the memory limit of " + format_bytes(limit) + "; use " + remedies(request));
+  const char* more = estimate.traces_counted_in_part ? "more than " : "about ";
+  throw InputError("--size: " + std::to_string(problem.elements) + " elements per rank on " +
+                   std::to_string(request.devices.size()) + " ranks needs " + more +
+                   format_bytes(estimate.total()) + " of host memory (global memory " +
+                   format_bytes(estimate.global_memory) + ", traces " +
+                   (estimate.traces_counted_in_part ? "more than " : "") +
+                   format_bytes(estimate.traces) + "), more than the memory limit of " +
+                   format_bytes(limit) + "; use " + remedies(request));
 }
 
 }  // namespace ars

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/api.h"
+#include "kernels/registry.h"
 #include "sim/run.h"
 
 namespace ars {
@@ -17,12 +19,40 @@ struct MemoryEstimate {
   std::uint64_t staging = 0;        // host copies of one tensor (inputs, golden check)
   std::uint64_t unified_buffers = 0;
   std::uint64_t traces = 0;  // schedule lines and VCD changes
-  std::uint64_t fixed = 0;   // modules and SystemC thread stacks of every device
+  // The traces were counted only until the total passed the limit: `traces` is less than theirs.
+  bool traces_counted_in_part = false;
+  std::uint64_t fixed = 0;  // modules and SystemC thread stacks of every device
 
   std::uint64_t total() const { return global_memory + staging + unified_buffers + traces + fixed; }
 };
 
-MemoryEstimate estimate_memory(const RunRequest& request, const Layout& layout);
+// What one rank's kernel body asks for (all its blocks together).
+struct OperationCount {
+  std::uint64_t transfers = 0;
+  std::uint64_t bursts = 0;  // dma.burst_bytes pieces of the transfers
+  std::uint64_t reduces = 0;
+  std::uint64_t notifies = 0;
+  std::uint64_t waits = 0;
+  std::uint64_t rounds = 0;
+
+  std::uint64_t operations() const { return transfers + reduces + notifies + waits + rounds; }
+  // The rank's lines in the schedule dump: one per operation, and with a codegen profile at
+  // most three synchronisation instructions per notify (barrier or drain, flush, dsb), an
+  // invalidate per wait and a fence per store.
+  std::uint64_t schedule_lines(bool codegen) const {
+    return operations() + (codegen ? 3 * notifies + waits + transfers : 0);
+  }
+};
+
+// Every rank's count, from the kernel's body run without the hardware: the problem is the
+// run's (P, rank_server and core_num set), the layout the kernel's for it.
+std::vector<OperationCount> count_operations(const RunRequest& request, const KernelSpec& kernel,
+                                             const Problem& problem, const Layout& layout);
+
+// The schedule and the VCD are estimated from the operations counted, rank by rank, until the
+// total passes `limit`.
+MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kernel,
+                               const Problem& problem, const Layout& layout, std::uint64_t limit);
 
 // 80 % of the machine's physical memory.
 std::uint64_t default_memory_limit();
@@ -31,7 +61,8 @@ std::uint64_t default_memory_limit();
 std::uint64_t parse_memory_limit(const std::string& text);
 
 // Throws InputError naming the estimate, the limit and the way out when the run exceeds it.
-void check_memory(const RunRequest& request, const Layout& layout);
+void check_memory(const RunRequest& request, const KernelSpec& kernel, const Problem& problem,
+                  const Layout& layout);
 
 // "1.50 GiB": bytes in the largest binary unit that keeps the number at least one.
 std::string format_bytes(std::uint64_t bytes);

@@ -396,10 +396,11 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   return result;
 }
 
-RunResult run_allreduce(const RunRequest& request) {
-  check_problem(request);
-  const KernelSpec& kernel =
-      request.kernel_spec != nullptr ? *request.kernel_spec : find_kernel(request.kernel);
+const KernelSpec& run_kernel(const RunRequest& request) {
+  return request.kernel_spec != nullptr ? *request.kernel_spec : find_kernel(request.kernel);
+}
+
+Problem run_problem(const RunRequest& request) {
   Problem problem = request.problem;
   problem.ranks = static_cast<int>(request.devices.size());
   problem.rank_server.clear();
@@ -410,13 +411,20 @@ RunResult run_allreduce(const RunRequest& request) {
                      std::to_string(request.platform.vector_cores) + " (vector.cores of " +
                      request.platform.name + ")");
   }
-  refuse_core_num(problem, kernel);
+  refuse_core_num(problem, run_kernel(request));
+  return problem;
+}
+
+RunResult run_allreduce(const RunRequest& request) {
+  check_problem(request);
+  const KernelSpec& kernel = run_kernel(request);
+  const Problem problem = run_problem(request);
   if (kernel.runtime_kernel && !request.platform.codegen.name.empty()) {
     throw InputError("--codegen " + request.platform.codegen.name + ": " + kernel.name +
                      " is the runtime's own kernel, not compiled code: no codegen profile applies");
   }
   const Layout layout = kernel.layout(problem);
-  check_memory(request, layout);
+  check_memory(request, kernel, problem, layout);
 
   // A waveform or a timeline observes every burst; otherwise transfers are timed whole, with a
   // process standing by to redo the run burst by burst should they meet (SystemC runs once).

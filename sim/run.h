@@ -95,6 +95,11 @@ struct RunResult {
 // Throws InputError for a problem the platform or kernel cannot take. Call once per process.
 RunResult run_allreduce(const RunRequest& request);
 
+// The kernel the request runs, and its problem as every rank sees it: P and each rank's
+// server from the devices. Throws InputError for a core count the platform or kernel refuses.
+const KernelSpec& run_kernel(const RunRequest& request);
+Problem run_problem(const RunRequest& request);
+
 // One rank's record over its blocks: counts summed, from its first block's start to its last
 // block's finish, and the rounds of the block that finished last (the one that sets its time).
 RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank);

@@ -4,10 +4,16 @@
 // its right neighbour.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "sim/cli.h"
+#include "sim/memory_guard.h"
 #include "tests/run_process.h"
 
 namespace ars {
@@ -71,6 +77,93 @@ TEST(Schedules, BuiltinRingPullsTheSameChunksButBarriersTheFullMesh) {
   EXPECT_EQ(peers_notified(hand), (std::set<std::string>{"peer=1"}));
   EXPECT_EQ(peers_notified(builtin), (std::set<std::string>{"peer=1", "peer=2", "peer=3"}));
 }
+
+// --- what the memory guard counts ---
+
+struct CountCase {
+  std::string name;
+  std::vector<std::string> args;
+  bool codegen = false;
+};
+
+class GuardCount : public ::testing::TestWithParam<CountCase> {};
+
+// The memory guard counts each rank's operations by running the kernel's body without the
+// hardware. The counts are the run's own, rank by rank: its transfers, reduces, notifies,
+// waits and rounds (the JSON), and its lines in the schedule dump; with a codegen profile the
+// dump's synchronisation lines stay within the bound the guard charges.
+TEST_P(GuardCount, IsTheRunsOwnRankByRank) {
+  const CountCase& c = GetParam();
+  std::vector<const char*> argv = {"allreduce-sim"};
+  for (const std::string& arg : c.args) argv.push_back(arg.c_str());
+  const CommandLine command = parse_run_request(static_cast<int>(argv.size()), argv.data());
+  const RunRequest& request = command.request;
+  const KernelSpec& kernel = run_kernel(request);
+  const Problem problem = run_problem(request);
+  const std::vector<OperationCount> counts =
+      count_operations(request, kernel, problem, kernel.layout(problem));
+
+  ScratchDir dir;
+  std::vector<std::string> args = c.args;
+  args.insert(args.end(), {"--timing-only", "-q", "--json", dir / "run.json", "--dump-schedule",
+                           dir / "run.schedule"});
+  const auto run = run_binary(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir / "run.json"));
+  std::map<int, std::uint64_t> rounds;
+  for (const auto& round : j.at("rounds")) ++rounds[round.at("rank").get<int>()];
+  std::map<int, std::uint64_t> lines;
+  std::istringstream schedule(read_file(dir / "run.schedule"));
+  for (std::string line; std::getline(schedule, line);) {
+    if (line.rfind("rank=", 0) == 0) ++lines[std::stoi(line.substr(5))];
+  }
+  ASSERT_EQ(counts.size(), j.at("ranks").size());
+  for (std::size_t rank = 0; rank < counts.size(); ++rank) {
+    const auto& stats = j.at("ranks")[rank];
+    const OperationCount& count = counts[rank];
+    const int r = static_cast<int>(rank);
+    EXPECT_EQ(count.transfers, stats.at("transfers").get<std::uint64_t>()) << "rank " << r;
+    EXPECT_EQ(count.reduces, stats.at("reduces").get<std::uint64_t>()) << "rank " << r;
+    EXPECT_EQ(count.notifies, stats.at("notifies").get<std::uint64_t>()) << "rank " << r;
+    EXPECT_EQ(count.waits, stats.at("waits").get<std::uint64_t>()) << "rank " << r;
+    EXPECT_EQ(count.rounds, rounds[r]) << "rank " << r;
+    if (c.codegen) {
+      EXPECT_GT(lines[r], count.schedule_lines(false)) << "rank " << r;
+      EXPECT_LE(lines[r], count.schedule_lines(true)) << "rank " << r;
+    } else {
+      EXPECT_EQ(lines[r], count.schedule_lines(false)) << "rank " << r;
+    }
+  }
+}
+
+std::vector<CountCase> count_cases() {
+  std::vector<CountCase> cases;
+  for (const char* k : {"barrier", "mesh", "two_phase", "ring", "host_ring", "builtin_mesh",
+                        "builtin_ring", "host_mesh", "rhd"}) {
+    cases.push_back({k, {"-p", "a2a3", "-d", "0,2,3,5,6", "-k", k, "--size", "100KiB"}});
+  }
+  cases.push_back(
+      {"host_mesh_3_blocks",
+       {"-p", "a2a3-910b2", "-d", "0-3", "-k", "host_mesh", "--core-num", "3", "--size", "40KiB"}});
+  cases.push_back({"hierarchical_cluster",
+                   {"-p", "a2a3-cluster", "--cluster.servers", "3", "-d", "all", "-k",
+                    "hierarchical", "--size", "96KiB"}});
+  cases.push_back({"builtin_ring_repeat_fp16",
+                   {"-p", "a2a3", "-d", "0-2", "-k", "builtin", "--mode", "ring", "--repeat", "2",
+                    "--dtype", "fp16", "--size", "100KiB"}});
+  cases.push_back({"builtin_mesh_codegen_before",
+                   {"-p", "a2a3-910b2", "-d", "0-3", "-k", "builtin_mesh", "--codegen", "before",
+                    "--size", "64KiB"},
+                   true});
+  cases.push_back(
+      {"ring_codegen_after",
+       {"-p", "a2a3-910b2", "-d", "0-3", "-k", "ring", "--codegen", "after", "--size", "64KiB"},
+       true});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKernel, GuardCount, ::testing::ValuesIn(count_cases()),
+                         [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace ars

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/cli.h"
+#include "sim/memory_guard.h"
 #include "tests/run_process.h"
 
 namespace ars {
@@ -289,10 +291,42 @@ TEST(Vcd, DevicesShownMustTakePartAndNeedTheVcd) {
   EXPECT_FALSE(std::ifstream(dir / "w.vcd").good());
 }
 
-// The memory guard counts the VCD's changes for the devices it shows: at 64 ranks a waveform of
-// every device is estimated at 48.12 MiB of changes (64 x 6160 x 128 B) and refused under a
-// 90 MiB limit; one of two devices (1.50 MiB) runs.
-TEST(Vcd, MemoryGuardCountsOnlyTheDevicesShown) {
+// The memory guard charges the VCD for the devices it shows, from the operations each rank's
+// body asks for. The ring at P = 64, 64 KiB a rank (1 KiB chunks and tiles), per rank: 128
+// rounds; 571 transfers of 1 KiB (stage-in and stage-out 64 loads and 64 stores each, 63 RS
+// rounds of pull, load and store, 63 AG rounds of pull and store), 1142 bursts of 512 B; 63
+// reduces; 126 notifies, 126 waits: 1014 operations, 1142 x 96 + 1014 x 128 = 239424 B.
+TEST(Vcd, MemoryGuardChargesTheOperationsOfTheDevicesShown) {
+  const std::vector<std::string> ring = {
+      "-p",     "ring8", "--platform.devices", "64",    "-d",   "all", "-k", "ring",
+      "--size", "64KiB", "--timing-only",      "--vcd", "w.vcd"};
+  const auto estimate = [](std::vector<std::string> args) {
+    std::vector<const char*> argv = {"allreduce-sim"};
+    for (const std::string& arg : args) argv.push_back(arg.c_str());
+    const RunRequest request =
+        parse_run_request(static_cast<int>(argv.size()), argv.data()).request;
+    const KernelSpec& kernel = run_kernel(request);
+    const Problem problem = run_problem(request);
+    return estimate_memory(request, kernel, problem, kernel.layout(problem), UINT64_MAX);
+  };
+  const MemoryEstimate every = estimate(ring);
+  EXPECT_EQ(every.traces, 64u * 239424);
+  EXPECT_FALSE(every.traces_counted_in_part);
+  std::vector<std::string> two = ring;
+  two.insert(two.end(), {"--vcd-devices", "0,1"});
+  EXPECT_EQ(estimate(two).traces, 2u * 239424);
+  std::vector<std::string> no_vcd(ring.begin(), ring.end() - 2);
+  EXPECT_EQ(estimate(no_vcd).traces, 0u);
+  std::vector<std::string> with_schedule = two;
+  with_schedule.insert(with_schedule.end(), {"--dump-schedule", "s.txt"});
+  // Every rank's lines in the dump (320 B each, one per operation), and the two devices' VCD.
+  EXPECT_EQ(estimate(with_schedule).traces, 64u * 1014 * 320 + 2u * 239424);
+}
+
+// Under the limit, the guard counts only until the total passes it: the waveform of every
+// device (14.61 MiB of changes over 65.11 MiB of fixed costs and memory) is refused under
+// 72 MiB as "more than" what it counted; two devices run.
+TEST(Vcd, MemoryGuardRefusesAWaveformOverTheLimitAndNamesTheWayOut) {
   ScratchDir dir;
   const std::vector<std::string> run = {"-p",
                                         "ring8",
@@ -308,15 +342,20 @@ TEST(Vcd, MemoryGuardCountsOnlyTheDevicesShown) {
                                         "--vcd",
                                         dir / "w.vcd",
                                         "--memory-limit",
-                                        "90MiB",
+                                        "72MiB",
                                         "-q"};
   const auto every = run_binary(run);
   EXPECT_EQ(every.exit_code, 2);
-  EXPECT_NE(every.err.find("traces 48.12 MiB), more than the memory limit of 90.00 MiB; use "
+  EXPECT_NE(every.err.find("needs more than 72.00 MiB of host memory (global memory 1.11 MiB, "
+                           "traces more than "),
+            std::string::npos)
+      << every.err;
+  EXPECT_NE(every.err.find("), more than the memory limit of 72.00 MiB; use "
                            "--vcd-devices to show fewer devices, a smaller --size, or a larger "
                            "--memory-limit\n"),
             std::string::npos)
       << every.err;  // not --timing-only, which the run already asks for
+  EXPECT_FALSE(std::ifstream(dir / "w.vcd").good());
   std::vector<std::string> two = run;
   two.insert(two.end(), {"--vcd-devices", "0,1"});
   const auto shown = run_binary(two);
