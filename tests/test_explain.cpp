@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -428,11 +428,49 @@ std::vector<ListedItem> listed_steps(const std::string& out) {
   return items;
 }
 
-// "rank 3", "round 14", "dev12" with their numbers masked: what "alike but for ranks, rounds
-// and devices" leaves to compare.
+// Every number that follows "rank ", "block ", "round " or "dev" as '#': what "alike but for
+// ranks, rounds and devices" leaves to compare.
 std::string masked_numbers(const std::string& text) {
-  static const std::regex numbered("\\b(rank |block |round |dev)[0-9]+");
-  return std::regex_replace(text, numbered, "$1#");
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(text[at]))) {
+      out += text[at++];
+      continue;
+    }
+    std::size_t end = at;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    bool numbered = false;
+    for (const std::string word : {"rank ", "block ", "round ", "dev"}) {
+      numbered = numbered || (out.size() >= word.size() &&
+                              out.compare(out.size() - word.size(), word.size(), word) == 0);
+    }
+    out += numbered ? std::string("#") : text.substr(at, end - at);
+    at = end;
+  }
+  return out;
+}
+
+// "252 more times the 2 steps above, alike but for ranks, rounds and devices, 7993.237 ns
+// each, through rank 0's notify to rank 1 round 255 (RS)", read back; false for another line.
+struct RepeatLine {
+  std::size_t times = 0;
+  std::size_t period = 0;
+  std::uint64_t each_ps = 0;
+  std::string through;
+};
+bool read_repeat(const std::string& text, RepeatLine& line) {
+  const std::string middle = " above, alike but for ranks, rounds and devices, ";
+  const std::size_t more = text.find(" more times the ");
+  const std::size_t above = text.find(middle);
+  const std::size_t each = text.find(" ns each, through ");
+  if (more == std::string::npos || above == std::string::npos || each == std::string::npos)
+    return false;
+  std::istringstream head(text.substr(0, above));
+  std::string more_word, times_word, the_word;
+  head >> line.times >> more_word >> times_word >> the_word >> line.period;
+  line.each_ps = report_ps(text.substr(above + middle.size(), each - above - middle.size()));
+  line.through = text.substr(each + std::string(" ns each, through ").size());
+  return true;
 }
 
 // Past --ranks-shown ranks, --explain puts steps that repeat alike on one line. Expanded
@@ -454,14 +492,11 @@ TEST(PathSteps, RepeatsShareALineThatStandsForEachStep) {
   // On the path: stage-in, then 2(P-1) = 30 rounds, each reached by a hand-off from the rank
   // before, then stage-out: 62 items in full.
   ASSERT_EQ(full.size(), 62u) << whole.out;
-  static const std::regex repeat_line(
-      "([0-9]+) more times the ([0-9]+) steps? above, alike but for ranks, rounds and "
-      "devices, ([0-9]+\\.[0-9]{3}) ns each, through (.*)");
   std::size_t next = 0;  // in `full`
   int repeats = 0;
   for (std::size_t i = 0; i < shown.size(); ++i) {
-    std::smatch m;
-    if (!std::regex_match(shown[i].text, m, repeat_line)) {
+    RepeatLine repeat;
+    if (!read_repeat(shown[i].text, repeat)) {
       ASSERT_LT(next, full.size());
       EXPECT_EQ(shown[i].start_ps, full[next].start_ps) << shown[i].text;
       EXPECT_EQ(shown[i].end_ps, full[next].end_ps) << shown[i].text;
@@ -470,9 +505,8 @@ TEST(PathSteps, RepeatsShareALineThatStandsForEachStep) {
       continue;
     }
     ++repeats;
-    const std::size_t times = std::stoul(m[1]);
-    const std::size_t period = std::stoul(m[2]);
-    const std::uint64_t each_ps = report_ps(m[3]);
+    const std::size_t times = repeat.times;
+    const std::size_t period = repeat.period;
     ASSERT_GE(i, period);
     ASSERT_LE(next + times * period, full.size());
     EXPECT_GE(times, 2u);
@@ -480,7 +514,8 @@ TEST(PathSteps, RepeatsShareALineThatStandsForEachStep) {
     EXPECT_EQ(shown[i].end_ps, full[next + times * period - 1].end_ps);
     for (std::size_t t = 0; t < times; ++t) {
       const std::size_t from = next + t * period;
-      EXPECT_EQ(full[from + period - 1].end_ps - full[from].start_ps, each_ps) << "repeat " << t;
+      EXPECT_EQ(full[from + period - 1].end_ps - full[from].start_ps, repeat.each_ps)
+          << "repeat " << t;
       for (std::size_t k = 0; k < period; ++k) {
         const ListedItem& model = shown[i - period + k];
         EXPECT_EQ(full[from + k].end_ps - full[from + k].start_ps, model.end_ps - model.start_ps);
@@ -489,19 +524,22 @@ TEST(PathSteps, RepeatsShareALineThatStandsForEachStep) {
         EXPECT_NE(full[from + k].text, model.text);
       }
     }
-    // "through" names the last step covered: the hand-off's notify and the round it reached.
+    // "through" names the last step covered, a hand-off: "waiting for a peer: rank 0's notify
+    // (its round 254, RS) in flight until rank 1 saw it (round 255, RS)" is "rank 0's notify to
+    // rank 1 round 255 (RS)".
     const std::string last = full[next + times * period - 1].text;
-    const std::string through = m[4];
-    std::smatch hand_off;
-    ASSERT_TRUE(std::regex_match(last, hand_off,
-                                 std::regex("waiting for a peer: (rank [0-9]+)'s notify \\(its "
-                                            "round [0-9]+, [^)]*\\) in flight until (rank "
-                                            "[0-9]+) saw it \\((round [0-9]+, .*)\\)")))
-        << last;
-    const std::string reached = hand_off[3];
-    EXPECT_EQ(through, hand_off[1].str() + "'s notify to " + hand_off[2].str() + " round " +
-                           reached.substr(6, reached.find(',') - 6) + " (" +
-                           reached.substr(reached.find(", ") + 2) + ")");
+    const std::string prefix = "waiting for a peer: ";
+    ASSERT_EQ(last.compare(0, prefix.size(), prefix), 0) << last;
+    const std::string notifier = last.substr(prefix.size(), last.find("'s notify") - prefix.size());
+    const std::size_t until =
+        last.find(" in flight until ") + std::string(" in flight until ").size();
+    const std::string waiter = last.substr(until, last.find(" saw it (") - until);
+    const std::size_t seen = last.find(" saw it (") + std::string(" saw it (").size();
+    const std::string round = last.substr(seen, last.find(", ", seen) - seen);
+    const std::string phase =
+        last.substr(last.find(", ", seen) + 2, last.size() - 1 - (last.find(", ", seen) + 2));
+    EXPECT_EQ(repeat.through,
+              notifier + "'s notify to " + waiter + " " + round + " (" + phase + ")");
     next += times * period;
   }
   EXPECT_EQ(next, full.size());

@@ -1,10 +1,10 @@
 #include "sim/outputs/critical_path.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <ostream>
-#include <regex>
 #include <set>
 #include <utility>
 
@@ -316,9 +316,29 @@ struct PathItem {
   std::string shape;  // the duration and the text with every rank, block, round and device masked
 };
 
+// The text with the number after each word "rank ", "block ", "round " and "dev" as '#'.
 std::string masked(const std::string& text) {
-  static const std::regex numbered("\\b(rank |block |round |dev)[0-9]+");
-  return std::regex_replace(text, numbered, "$1#");
+  static const std::string kNumbered[] = {"rank ", "block ", "round ", "dev"};
+  const auto digit = [&](std::size_t at) {
+    return at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]));
+  };
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const bool word_start =
+        at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_');
+    const std::string* word = nullptr;
+    for (const std::string& w : kNumbered) {
+      if (word_start && text.compare(at, w.size(), w) == 0 && digit(at + w.size())) word = &w;
+    }
+    if (word == nullptr) {
+      out += text[at++];
+      continue;
+    }
+    out += *word + '#';
+    for (at += word->size(); digit(at);) ++at;
+  }
+  return out;
 }
 
 std::vector<PathItem> path_items(const RunResult& result, const CriticalPath& path) {
