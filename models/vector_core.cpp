@@ -194,7 +194,10 @@ void VectorCore::begin_round(const char* phase) {
   next.round = rounds_begun_++;
   next.phase = phase;
   next.start_ps = current_time(*this).value();
-  if (progress_ != nullptr) progress_->reached(next.start_ps);
+  if (progress_ != nullptr) {
+    progress_->reached(next.start_ps);
+    progress_->operated();
+  }
   if (!kept_.records || !kept_.rounds) {
     stats_.rounds.clear();
     stats_.sync.clear();
@@ -366,6 +369,7 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
   }
   round().bytes += bytes;
   ++stats_.transfers;
+  if (progress_ != nullptr) progress_->operated();
   if (record_schedule_) log(transfer_line(op, peer, info.name, offset, bytes, atomic_add));
   const std::uint64_t ticket = dma_.submit(request);
   TransferRecord& record = dma_.record(ticket);
@@ -444,6 +448,7 @@ void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count)
   settle_invalidate();
   await_tile_read(acc);
   ++stats_.reduces;
+  if (progress_ != nullptr) progress_->operated();
   if (record_schedule_)
     log("reduce " + std::string(to_string(problem().op)) + " bytes=" + std::to_string(bytes));
   const std::uint64_t begin = current_time(*this).value();
@@ -462,6 +467,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   const SignalInfo& info = signal_info(signal, row, col);
   const int device = peer_device(peer);
   const std::uint64_t index = stats_.notifies++;
+  if (progress_ != nullptr) progress_->operated();
   const Fault* dropped = find_fault(Fault::Kind::DropNotify, index);
   if (const Fault* changed = find_fault(Fault::Kind::NotifyValue, index)) value = changed->value;
   if (record_schedule_) log(notify_line(peer, info.name, row, col, op, value, dropped != nullptr));
@@ -536,6 +542,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   const std::uint64_t address =
       info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col);
   const std::uint64_t index = stats_.waits++;
+  if (progress_ != nullptr) progress_->operated();
   const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
   if (record_schedule_) log(wait_line(info.name, row, col, cmp, expected, skipped));
   if (skipped) return;

@@ -169,12 +169,18 @@ void count_rank(const RunRequest& request, const KernelSpec& kernel, const Probl
 
 }  // namespace
 
+OperationCount count_rank_operations(const RunRequest& request, const KernelSpec& kernel,
+                                     const Problem& problem, const Layout& layout, int rank) {
+  OperationCount count;
+  count_rank(request, kernel, problem, layout, rank, nullptr, count);
+  return count;
+}
+
 std::vector<OperationCount> count_operations(const RunRequest& request, const KernelSpec& kernel,
                                              const Problem& problem, const Layout& layout) {
-  std::vector<OperationCount> counts(static_cast<std::size_t>(problem.ranks));
+  std::vector<OperationCount> counts;
   for (int rank = 0; rank < problem.ranks; ++rank)
-    count_rank(request, kernel, problem, layout, rank, nullptr,
-               counts[static_cast<std::size_t>(rank)]);
+    counts.push_back(count_rank_operations(request, kernel, problem, layout, rank));
   return counts;
 }
 

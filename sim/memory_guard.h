@@ -48,6 +48,9 @@ struct OperationCount {
 // run's (P, rank_server and core_num set), the layout the kernel's for it.
 std::vector<OperationCount> count_operations(const RunRequest& request, const KernelSpec& kernel,
                                              const Problem& problem, const Layout& layout);
+// One rank's count (all its blocks).
+OperationCount count_rank_operations(const RunRequest& request, const KernelSpec& kernel,
+                                     const Problem& problem, const Layout& layout, int rank);
 
 // The schedule and the VCD are estimated from the operations counted, rank by rank, until the
 // total passes `limit`.

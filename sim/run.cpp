@@ -7,15 +7,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "kernels/elementwise.h"
@@ -26,6 +23,7 @@
 #include "sim/codegen.h"
 #include "sim/memory_guard.h"
 #include "sim/outputs/output_file.h"
+#include "sim/outputs/progress_line.h"
 #include "sim/outputs/timeline_trace.h"
 #include "sim/outputs/vcd_writer.h"
 
@@ -168,55 +166,6 @@ class Standby {
   std::string reason_;
 };
 
-// The progress line of a long run: from 2 s of wall time on, twice a second, simulated time,
-// ranks finished and wall time, rewritten in place with '\r'; erased when the run ends.
-class ProgressLine {
- public:
-  ProgressLine(const RunProgress& progress, int ranks) : progress_(progress), ranks_(ranks) {
-    thread_ = std::thread([this] { draw(); });
-  }
-  ProgressLine(const ProgressLine&) = delete;
-  ProgressLine& operator=(const ProgressLine&) = delete;
-  ~ProgressLine() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-    if (width_ > 0) std::fprintf(stderr, "\r%*s\r", width_, "");
-  }
-
- private:
-  void draw() {
-    const auto start = std::chrono::steady_clock::now();
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (auto next = start + std::chrono::seconds(2);
-         !wake_.wait_until(lock, next, [this] { return done_; });
-         next += std::chrono::milliseconds(500)) {
-      const double wall =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const double simulated_us =
-          static_cast<double>(progress_.simulated_ps.load(std::memory_order_relaxed)) / 1e6;
-      const int finished = progress_.finished_ranks.load(std::memory_order_relaxed);
-      width_ = std::max(width_, std::fprintf(stderr,
-                                             "\rallreduce-sim: simulated %.3f us, %d/%d ranks "
-                                             "finished, %.1f s wall",
-                                             simulated_us, finished, ranks_, wall) -
-                                    1);
-      std::fflush(stderr);
-    }
-  }
-
-  const RunProgress& progress_;
-  int ranks_;
-  int width_ = 0;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 }  // namespace
 
 double input_value(const Problem& problem, int rank, std::uint64_t index) {
@@ -268,7 +217,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.round_records_owners = request.round_records_owners;
   options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = whole_transfers;
-  options.progress = &progress;
+  options.progress = request.progress ? &progress : nullptr;
   PlatformConfig config = request.platform;
   if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
   Platform platform("platform", config, request.devices, problem, layout, kernel.body, options);
@@ -288,7 +237,10 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   Platform::Outcome outcome;
   {
     std::optional<ProgressLine> line;
-    if (request.progress) line.emplace(progress, problem.ranks);
+    if (request.progress)
+      line.emplace(progress, problem.ranks, [&](int rank) {
+        return count_rank_operations(request, kernel, problem, layout, rank).operations();
+      });
     outcome = platform.run(ns(request.max_sim_time_ns));
   }
   result.wall_seconds =

@@ -22,6 +22,7 @@
 
 #include "sim/cli.h"
 #include "sim/config.h"
+#include "sim/outputs/progress_line.h"
 #include "tests/run_process.h"
 
 namespace ars {
@@ -542,6 +543,29 @@ TEST(Cli, ScheduleDumpStatesItsUnitsAndCanCarryTimes) {
     last = t;
   }
   EXPECT_EQ(times[1].rfind("t_ns=0.000 rank=0 op=round index=0 phase=stage-in", 0), 0u);
+}
+
+// The progress line: the share of the run's operations and the time left at the rate so far
+// (40 of 100 operations in 2 s: 3 s left), nothing of either before the count is done.
+TEST(Progress, LineGivesTheShareAndTheTimeLeftOnceCounted) {
+  ProgressFigures f;
+  f.simulated_us = 2999.7224;
+  f.finished_ranks = 3;
+  f.ranks = 768;
+  f.wall_s = 2.0;
+  f.operations = 40;
+  EXPECT_EQ(progress_text(f), "simulated 2999.722 us, 3/768 ranks finished, 2.0 s wall");
+  f.total_operations = 100;
+  EXPECT_EQ(progress_text(f),
+            "simulated 2999.722 us, 3/768 ranks finished, 40 % of 100 operations, 2.0 s wall, "
+            "about 3.0 s left");
+  f.wall_s = 20;  // 30 s left: whole seconds from 10 s on
+  EXPECT_EQ(progress_text(f),
+            "simulated 2999.722 us, 3/768 ranks finished, 40 % of 100 operations, 20.0 s wall, "
+            "about 30 s left");
+  f.operations = 100;  // all issued, the last still running: no time left to tell
+  EXPECT_EQ(progress_text(f),
+            "simulated 2999.722 us, 3/768 ranks finished, 100 % of 100 operations, 20.0 s wall");
 }
 
 }  // namespace

@@ -16,6 +16,10 @@
 #include "models/fabric.h"
 #include "models/platform.h"
 #include "models/rank_stats.h"
+#include "models/run_progress.h"
+#include "sim/cli.h"
+#include "sim/memory_guard.h"
+#include "sim/run.h"
 
 namespace ars {
 namespace {
@@ -777,6 +781,33 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   std::size_t visited = 0;
   for (const TransferRecord& r : log) visited += r.peer == 1023 ? 1 : 0;
   EXPECT_EQ(visited, 7u);
+}
+
+// --- the progress line's figures ---
+
+// The operations the ranks report while they run are those the count of their bodies gives
+// (the share and time left of the progress line rest on it): the host mesh, 3 ranks of 2 blocks.
+TEST(Progress, OperationsIssuedAreThoseCounted) {
+  const std::vector<const char*> argv = {
+      "allreduce-sim", "-p",         "a2a3-910b2", "-d",     "0-2",   "-k",
+      "host_mesh",     "--core-num", "2",          "--size", "20KiB", "--timing-only"};
+  const RunRequest request = parse_run_request(static_cast<int>(argv.size()), argv.data()).request;
+  const KernelSpec& kernel = run_kernel(request);
+  const Problem problem = run_problem(request);
+  const Layout layout = kernel.layout(problem);
+  std::uint64_t counted = 0;
+  for (int rank = 0; rank < problem.ranks; ++rank)
+    counted += count_rank_operations(request, kernel, problem, layout, rank).operations();
+  RunProgress progress;
+  Platform::Options options;
+  options.timing_only = true;
+  options.progress = &progress;
+  Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
+                    options);
+  ASSERT_TRUE(platform.run(sc_core::sc_time(1, sc_core::SC_SEC)).completed);
+  EXPECT_GT(counted, 0u);
+  EXPECT_EQ(progress.operations.load(), counted);
+  EXPECT_EQ(progress.finished_ranks.load(), 6);  // every block of every rank
 }
 
 }  // namespace
