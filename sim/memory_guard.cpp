@@ -226,11 +226,7 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
                     in_vcd ? kVcdBytesPerOperation : 0, in_vcd ? kVcdBytesPerBurst : 0};
     OperationCount count;
     try {
-      for (int block = 0; block < problem.core_num; ++block) {
-        CountingRank counting(problem, layout, config.ub_usable_bytes, config.dma_burst_bytes, rank,
-                              block, count, &budget);
-        kernel.body(counting);
-      }
+      count_rank(request, kernel, problem, layout, rank, &budget, count);
     } catch (const OverBudget&) {
       estimate.traces_counted_in_part = true;
       estimate.traces = budget.spent + budget.rates.bytes(count);
