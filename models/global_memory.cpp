@@ -143,14 +143,10 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
       atomic_free_ = start + atomic_hold_;
     }
     const sc_time arrival = start + write_latency_;
-    posted_.push(PostedWrite{arrival,
-                             posted_sequence_++,
-                             address,
-                             value,
-                             atomic->kind,
-                             {arrival.value(), NotifyId(atomic->source_rank, atomic->source_block,
-                                                        atomic->source_notify)}});
-    due_.notify(posted_.top().arrival - current_time(*this));
+    post({arrival, posted_sequence_++, address, value, atomic->kind,
+          NotifyId(atomic->source_rank, atomic->source_block, atomic->source_notify)});
+    sc_time next;
+    if (next_posted(next)) due_.notify(next - current_time(*this));
     delay = arrival - current_time(*this);  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
@@ -205,11 +201,88 @@ unsigned int GlobalMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
   return done ? static_cast<unsigned int>(length) : 0;
 }
 
+bool GlobalMemory::PostedRun::extends(const PostedWrite& next) const {
+  const std::uint64_t behind = count - 1;
+  const sc_time last_arrival = head.arrival + ps_exact(arrival_step.value() * behind);
+  const std::uint64_t last_address =
+      head.address + static_cast<std::uint64_t>(address_step) * behind;
+  if (next.value != head.value || next.kind != head.kind || next.source.rank != head.source.rank ||
+      next.source.block != head.source.block || next.source.index != head.source.index + count ||
+      next.arrival < last_arrival) {
+    return false;
+  }
+  return !stepped || (next.arrival - last_arrival == arrival_step &&
+                      next.address - last_address == static_cast<std::uint64_t>(address_step));
+}
+
+void GlobalMemory::PostedRun::append(const PostedWrite& next) {
+  if (!stepped) {
+    arrival_step = next.arrival - head.arrival;
+    address_step = static_cast<std::int64_t>(next.address - head.address);
+    stepped = true;
+  }
+  ++count;
+}
+
+void GlobalMemory::PostedRun::advance() {
+  head.arrival += arrival_step;
+  ++head.sequence;
+  head.address += static_cast<std::uint64_t>(address_step);
+  ++head.source.index;
+  --count;
+}
+
+void GlobalMemory::post(const PostedWrite& write) {
+  // Only the update issued right after the open run's last can extend it: sequences in a run
+  // are consecutive, so no other update can fall between two of its own.
+  if (open_run_ && write.sequence == open_run_->head.sequence + open_run_->count &&
+      open_run_->extends(write)) {
+    open_run_->append(write);
+    return;
+  }
+  if (open_run_) {
+    posted_.push_back(*open_run_);
+    std::push_heap(posted_.begin(), posted_.end());
+  }
+  open_run_ = PostedRun{write, 1, sc_core::SC_ZERO_TIME, 0, false};
+}
+
+std::uint64_t GlobalMemory::posted_updates() const {
+  std::uint64_t updates = open_run_ ? open_run_->count : 0;
+  for (const PostedRun& run : posted_) updates += run.count;
+  return updates;
+}
+
+bool GlobalMemory::open_run_lands_next() const {
+  return open_run_ && (posted_.empty() || posted_.front() < *open_run_);
+}
+
+bool GlobalMemory::next_posted(sc_time& arrival) const {
+  if (posted_.empty() && !open_run_) return false;
+  arrival = open_run_lands_next() ? open_run_->head.arrival : posted_.front().head.arrival;
+  return true;
+}
+
 void GlobalMemory::apply_due_signal_writes() {
   const sc_time now = current_time(*this);
-  while (!posted_.empty() && posted_.top().arrival <= now) {
-    const PostedWrite write = posted_.top();
-    posted_.pop();
+  sc_time next;
+  while (next_posted(next) && next <= now) {
+    // The run on top lands its head; the rest of it goes back where its next update belongs.
+    PostedWrite write;
+    if (open_run_lands_next()) {
+      write = open_run_->head;
+      open_run_->advance();
+      if (open_run_->count == 0) open_run_.reset();
+    } else {
+      std::pop_heap(posted_.begin(), posted_.end());
+      write = posted_.back().head;
+      posted_.back().advance();
+      if (posted_.back().count == 0) {
+        posted_.pop_back();
+      } else {
+        std::push_heap(posted_.begin(), posted_.end());
+      }
+    }
     const auto [cell, first_write] = cells_.try_emplace(write.address);
     if (first_write) {
       cell.op = static_cast<std::uint32_t>(write.kind);
@@ -226,11 +299,11 @@ void GlobalMemory::apply_due_signal_writes() {
                      ? write.value
                      : static_cast<std::int32_t>(static_cast<std::uint32_t>(cell.value) +
                                                  static_cast<std::uint32_t>(write.value));
-    if (keep_writers_) writers_[cell.writer] = write.source;
+    if (keep_writers_) writers_[cell.writer] = {now.value(), write.source};
     if (sink_ != nullptr) cell_changes_.push_back({write.address, now.value(), cell.value});
     signal_written_.notify(sc_core::SC_ZERO_TIME);
   }
-  if (!posted_.empty()) due_.notify(posted_.top().arrival - now);
+  if (next_posted(next)) due_.notify(next - now);
 }
 
 void GlobalMemory::trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,

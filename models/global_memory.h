@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <set>
 #include <string>
 #include <utility>
@@ -80,6 +79,9 @@ class GlobalMemory : public sc_core::sc_module {
   void trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,
                    std::uint64_t address, int rows, int cols);
   void flush_trace();
+  // Signal updates in flight, and the entries holding them (runs of updates, see PostedRun).
+  std::uint64_t posted_updates() const;
+  std::size_t posted_entries() const { return posted_.size() + (open_run_ ? 1 : 0); }
   BandwidthResource& port() { return port_; }
   const BandwidthResource& port() const { return port_; }
 
@@ -102,12 +104,34 @@ class GlobalMemory : public sc_core::sc_module {
     std::uint64_t address;
     std::int32_t value;
     AtomicWrite::Kind kind;
-    CellWrite source;
-    // The heap's order puts the earliest arrival, then the earliest issued, on top.
-    bool operator<(const PostedWrite& other) const {
-      return arrival != other.arrival ? arrival > other.arrival : sequence > other.sequence;
-    }
+    NotifyId source;
   };
+  // Posted updates that follow each other in issue order, each `arrival_step` after the one
+  // before, `address_step` apart, with the same value and kind, from consecutive notifies of
+  // one block: a core posting a loop of notifies faster than the memory applies them (one
+  // every gm.atomic_ns) queues thousands such. A run holds them in one entry, so the queue
+  // costs what its runs do, not its updates.
+  struct PostedRun {
+    PostedWrite head;  // the next to land
+    std::uint64_t count;
+    sc_core::sc_time arrival_step;
+    std::int64_t address_step;
+    bool stepped;  // the steps are set: the run has had two updates
+    // The earliest arrival, then the earliest issued, lands first; the heap puts it on top.
+    bool operator<(const PostedRun& other) const {
+      return head.arrival != other.head.arrival ? head.arrival > other.head.arrival
+                                                : head.sequence > other.head.sequence;
+    }
+    // The update issued right after the run's last one, if it continues the run.
+    bool extends(const PostedWrite& next) const;
+    void append(const PostedWrite& next);
+    void advance();  // drops the head
+  };
+  void post(const PostedWrite& write);
+  // The next update to land is the open run's head rather than the heap's top.
+  bool open_run_lands_next() const;
+  // When the next update lands (false: none is in flight).
+  bool next_posted(sc_core::sc_time& arrival) const;
 
   // What every access reads and writes comes first, in as few cache lines as may be: a
   // memory is cold in the caches each time one of its users resumes.
@@ -121,7 +145,10 @@ class GlobalMemory : public sc_core::sc_module {
   std::uint64_t posted_sequence_ = 0;
   bool keep_writers_ = true;
   TraceSink* sink_ = nullptr;
-  std::priority_queue<PostedWrite> posted_;  // in flight, the next to land on top
+  // Updates in flight: runs that can no longer grow, in a heap, and the run the latest update
+  // joined, which the next may extend (its head stays where the heap would put it).
+  std::vector<PostedRun> posted_;
+  std::optional<PostedRun> open_run_;
   // Eight bytes: a run may write millions of cells. Value-initialised (zero) when created.
   struct Cell {
     std::int32_t value;

@@ -412,6 +412,75 @@ TEST(Signals, WaitNobodyNotifiesIsAReportedDeadlock) {
   EXPECT_EQ(r.outcome.deadlock.find("rank 1"), std::string::npos) << "rank 1 finished";
 }
 
+// Posted signal updates on a two-device full mesh, into rank 1's memory: rank 1 to its own
+// cells [0..63, 0], and (when asked) rank 0 to rank 1's cells [64..127, 0]. A notify costs the
+// core 20 ns, so a loop's notify i leaves 20 (i + 1) ns after the loop starts; rank 1's own
+// path has no latency, rank 0's the link's 1000 ns; each lands 300 ns (the GM write) after the
+// memory starts it.
+struct PostedRun {
+  std::vector<std::uint64_t> landed_ps;  // by cell row
+  // Updates in rank 1's memory when the first loop to run has ended, and the entries holding them.
+  std::uint64_t in_flight = 0;
+  std::size_t entries = 0;
+};
+
+PostedRun posted_run(double gm_atomic_ns, bool remote_too, double rank1_offset_cycles) {
+  PlatformConfig config = round_config(Topology::FullMesh, 2);
+  config.gm_atomic_ns = gm_atomic_ns;
+  config.launch_offset_cycles = rank1_offset_cycles;  // rank r starts r times this late
+  const int rows = remote_too ? 128 : 64;
+  PostedRun result;
+  Platform platform("platform", config, {0, 1}, problem_for(2),
+                    {{{"data", kElements}}, {{"signal", rows, 1}}},
+                    [&](Rank& r) {
+                      const Signal s = r.signal("signal");
+                      if (r.rank() == 0 && !remote_too) return;
+                      const int first = r.rank() == 1 ? 0 : 64;
+                      for (int row = first; row < first + 64; ++row)
+                        r.notify(s, 1, row, 0, 1, NotifyOp::AtomicAdd);
+                      if (r.rank() != (remote_too ? 0 : 1)) return;
+                      result.in_flight = platform.device(1).gm.posted_updates();
+                      result.entries = platform.device(1).gm.posted_entries();
+                    },
+                    {});
+  EXPECT_TRUE(run(platform).completed);
+  const SignalInfo& signal = platform.memory().signals.at(kSignal);
+  for (int row = 0; row < rows; ++row) {
+    const std::uint64_t address = signal.address + 4 * static_cast<std::uint64_t>(row);
+    EXPECT_EQ(platform.device(1).gm.read_cell(address), 1) << "row " << row;
+    const GlobalMemory::CellWrite* write = platform.device(1).gm.last_write(address);
+    result.landed_ps.push_back(write == nullptr ? 0 : write->landed_ps);
+  }
+  return result;
+}
+
+TEST(Signals, PostedUpdatesQueuedForTheMemoryAreHeldAsOneRun) {
+  // gm.atomic_ns 100: the memory starts update i at max(20 (i + 1), 20 + 100 i) = 20 + 100 i ns,
+  // so it lands at 320 + 100 i ns. When the loop ends (1280 ns) ten have landed (the tenth at
+  // 1220 ns) and 54 wait, all in one entry.
+  const PostedRun r = posted_run(100, false, 0);
+  ASSERT_EQ(r.landed_ps.size(), 64u);
+  for (std::size_t i = 0; i < 64; ++i) EXPECT_EQ(r.landed_ps[i], (320 + 100 * i) * 1000) << i;
+  EXPECT_EQ(r.in_flight, 54u);
+  EXPECT_EQ(r.entries, 1u);
+}
+
+TEST(Signals, PostedRunsFromTwoCoresLandInTimeOrder) {
+  // No atomic queue; rank 1 starts at 1300 ns. Rank 0's update j leaves at 20 (j + 1) ns and
+  // lands at 20 (j + 1) + 1000 + 300 ns; rank 1's own update i at 1300 + 20 (i + 1) + 300 ns.
+  // The two runs land interleaved from 1620 to 2580 ns, rank 0's j = i + 15 at the same
+  // picosecond as rank 1's i, and each cell keeps the time its own update landed. Rank 0's
+  // loop ends (1280 ns) before any of its 64 has landed: one entry holds them all.
+  const PostedRun r = posted_run(0, true, 1300);
+  EXPECT_EQ(r.in_flight, 64u);
+  EXPECT_EQ(r.entries, 1u);
+  ASSERT_EQ(r.landed_ps.size(), 128u);
+  for (std::size_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(r.landed_ps[i], (1300 + 20 * (i + 1) + 300) * 1000) << i;
+    EXPECT_EQ(r.landed_ps[64 + i], (20 * (i + 1) + 1300) * 1000) << i;
+  }
+}
+
 // A 2-server x 2-NPU cluster: devices 0, 1 in server 0 and 2, 3 in server 1, on the HCCS full
 // mesh of round_config inside a server (16 B/ns, 1000 ns). NICs of 8 B/ns: a 512 B burst holds
 // a NIC direction for 64 ns, the 16384 B tile 2048 ns; 300 ns per NIC (both ends of a path),
