@@ -21,15 +21,23 @@ constexpr std::uint64_t kDeviceOverheadBytes = 1 << 20;
 constexpr std::uint64_t kScheduleLineBytes = 320;
 constexpr std::uint64_t kVcdBytesPerBurst = 96;
 constexpr std::uint64_t kVcdBytesPerOperation = 128;
-// A written signal cell in its device's table; a signal costs only the cells written, which
-// for the kernels here are a few per row and per column.
-constexpr std::uint64_t kCellBytes = 48;
+// A written signal cell in its device's table, measured at 24 B (the builtin ring at P = 256 on
+// ring8, 33.4 M cells in 809 MB), and with records its last writer (16 B). A memory's written
+// cells are at most its signals' cells and at most the notifies it receives: the hand ring
+// writes a few per row and column, the builtin ring every cell of its [2(P-1), P] signal.
+constexpr std::uint64_t kCellBytes = 32;
+constexpr std::uint64_t kCellWriterBytes = 16;
+// With records kept (the full report, --json, --explain), per operation counted: its spans,
+// transfer record, notify or wait link and round change, measured at 23-24 B on the ring at
+// P = 256 and 1024 (GNU time's peak RSS, the full report against -q).
+constexpr std::uint64_t kRecordBytesPerOperation = 32;
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return b == 0 ? a : (a + b - 1) / b;
 }
 
-// What a rank's records cost the traces asked for, in bytes per line, operation and burst.
+// What a rank's operations cost the records and traces asked for, in bytes per line,
+// operation and burst.
 struct TraceRates {
   std::uint64_t schedule_line = 0;
   bool codegen = false;
@@ -42,11 +50,25 @@ struct TraceRates {
   }
 };
 
-// The traces' share of the memory limit: counting stops once the ranks counted cost more.
+// The counted costs' share of the memory limit: counting stops once the ranks counted cost
+// more. Signal cells are charged where they land: once per notify a memory receives until
+// every cell of that signal there is charged.
 struct TraceBudget {
   std::uint64_t left = 0;
-  std::uint64_t spent = 0;  // by the ranks counted before this one
-  TraceRates rates;         // of this rank
+  std::uint64_t traces = 0;          // of the ranks counted before this one
+  std::uint64_t operations = 0;      // of the ranks counted before this one
+  std::uint64_t record_rate = 0;     // bytes per operation, when records are kept
+  TraceRates rates;                  // of this rank
+  std::vector<std::uint64_t> cells;  // per rank and signal: cells charged there
+  std::uint64_t cell_rate = 0;       // bytes per cell
+  std::uint64_t cell_bytes = 0;
+
+  std::uint64_t records(const OperationCount& c) const {
+    return (operations + c.operations()) * record_rate;
+  }
+  std::uint64_t spent(const OperationCount& c) const {
+    return traces + rates.bytes(c) + records(c) + cell_bytes;
+  }
 };
 struct OverBudget {};
 
@@ -57,7 +79,7 @@ class CountingRank final : public Rank {
  public:
   CountingRank(const Problem& problem, const Layout& layout, std::uint64_t ub_bytes,
                std::uint64_t burst_bytes, int rank, int block, OperationCount& count,
-               const TraceBudget* budget = nullptr)
+               TraceBudget* budget = nullptr)
       : problem_(problem),
         layout_(layout),
         ub_bytes_(ub_bytes),
@@ -112,8 +134,18 @@ class CountingRank final : public Rank {
     ++count_.reduces;
     counted();
   }
-  void notify(const Signal&, int, int, int, std::int32_t, NotifyOp) override {
+  void notify(const Signal& signal, int peer, int, int, std::int32_t, NotifyOp) override {
     ++count_.notifies;
+    if (budget_ != nullptr && peer >= 0 && peer < problem_.ranks) {
+      const std::size_t signals = layout_.signals.size();
+      const SignalSpec& spec = layout_.signals.at(static_cast<std::size_t>(signal.id));
+      std::uint64_t& charged = budget_->cells.at(static_cast<std::size_t>(peer) * signals +
+                                                 static_cast<std::size_t>(signal.id));
+      if (charged < static_cast<std::uint64_t>(spec.rows) * spec.cols) {
+        ++charged;
+        budget_->cell_bytes += budget_->cell_rate;
+      }
+    }
     counted();
   }
   void wait(const Signal&, int, int, std::int32_t, WaitCmp) override {
@@ -133,8 +165,7 @@ class CountingRank final : public Rank {
   }
   // A body of 10^14 elements must not be walked to the end to find that its traces do not fit.
   void counted() const {
-    if (budget_ != nullptr && budget_->spent + budget_->rates.bytes(count_) > budget_->left)
-      throw OverBudget{};
+    if (budget_ != nullptr && budget_->spent(count_) > budget_->left) throw OverBudget{};
   }
 
   const Problem& problem_;
@@ -144,7 +175,7 @@ class CountingRank final : public Rank {
   int rank_;
   int block_;
   OperationCount& count_;
-  const TraceBudget* budget_;
+  TraceBudget* budget_;
 };
 
 struct Unit {
@@ -159,7 +190,7 @@ constexpr Unit kUnits[] = {{"TiB", 1024.0 * 1024 * 1024 * 1024},
 
 // One rank's blocks, counted; throws OverBudget once `budget` (if any) is spent.
 void count_rank(const RunRequest& request, const KernelSpec& kernel, const Problem& problem,
-                const Layout& layout, int rank, const TraceBudget* budget, OperationCount& count) {
+                const Layout& layout, int rank, TraceBudget* budget, OperationCount& count) {
   for (int block = 0; block < problem.core_num; ++block) {
     CountingRank counting(problem, layout, request.platform.ub_usable_bytes,
                           request.platform.dma_burst_bytes, rank, block, count, budget);
@@ -191,11 +222,10 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
   const std::uint64_t element = dtype_bytes(problem.dtype);
   const std::uint64_t tensor = problem.elements * element;
 
-  std::uint64_t signals = 0;
-  for (const SignalSpec& s : layout.signals) {
-    const std::uint64_t cells = static_cast<std::uint64_t>(s.rows) * s.cols;
-    signals += kCellBytes * std::min<std::uint64_t>(cells, 2ull * (s.rows + s.cols));
-  }
+  const std::uint64_t cell_rate = kCellBytes + (request.keep_records ? kCellWriterBytes : 0);
+  std::uint64_t every_cell = 0;  // of one rank's signals
+  for (const SignalSpec& s : layout.signals)
+    every_cell += cell_rate * static_cast<std::uint64_t>(s.rows) * s.cols;
   std::uint64_t payload = 0;
   if (!request.timing_only) {
     payload = 2 * tensor;  // x and y
@@ -204,20 +234,37 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
     }
   }
   MemoryEstimate estimate;
-  estimate.global_memory = ranks * (signals + payload);
+  estimate.global_memory = ranks * payload;
   estimate.staging = request.timing_only ? 0 : tensor;
   estimate.unified_buffers =
       request.timing_only
           ? 0
           : ranks * static_cast<std::uint64_t>(problem.core_num) * config.ub_physical_bytes;
   estimate.fixed = static_cast<std::uint64_t>(config.devices) * kDeviceOverheadBytes;
-  if (!request.record_schedule && request.vcd_path.empty()) return estimate;
-  // What the kernel's bodies ask for, counted rank by rank: the schedule keeps every rank's
-  // lines, the VCD the changes of the devices it shows (--vcd-devices).
+  const bool traced = request.record_schedule || !request.vcd_path.empty();
+  if (estimate.total() >= limit) {  // refused whatever the operations: nothing to count
+    estimate.counted_in_part = traced || request.keep_records || every_cell > 0;
+    return estimate;
+  }
+  if (!traced && !request.keep_records && estimate.total() + ranks * every_cell <= limit) {
+    estimate.signal_cells = ranks * every_cell;
+    return estimate;
+  }
+  // What the kernel's bodies ask for, counted rank by rank: the cells their notifies write,
+  // the records of every operation, the schedule's lines of every rank and the VCD's changes
+  // of the devices it shows (--vcd-devices).
   const std::vector<int>& shown =
       request.vcd_devices.empty() ? request.devices : request.vcd_devices;
   TraceBudget budget;
   budget.left = limit > estimate.total() ? limit - estimate.total() : 0;
+  budget.record_rate = request.keep_records ? kRecordBytesPerOperation : 0;
+  budget.cells.assign(ranks * layout.signals.size(), 0);
+  budget.cell_rate = cell_rate;
+  const auto settle = [&](const OperationCount& count) {
+    estimate.signal_cells = budget.cell_bytes;
+    estimate.records = budget.records(count);
+    estimate.traces = budget.traces + budget.rates.bytes(count);
+  };
   for (int rank = 0; rank < problem.ranks; ++rank) {
     const bool in_vcd = !request.vcd_path.empty() &&
                         std::find(shown.begin(), shown.end(),
@@ -228,13 +275,14 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
     try {
       count_rank(request, kernel, problem, layout, rank, &budget, count);
     } catch (const OverBudget&) {
-      estimate.traces_counted_in_part = true;
-      estimate.traces = budget.spent + budget.rates.bytes(count);
+      estimate.counted_in_part = true;
+      settle(count);
       return estimate;
     }
-    budget.spent += budget.rates.bytes(count);
+    settle(count);
+    budget.traces += budget.rates.bytes(count);
+    budget.operations += count.operations();
   }
-  estimate.traces = budget.spent;
   return estimate;
 }
 
@@ -279,12 +327,13 @@ std::string format_bytes(std::uint64_t bytes) {
 }
 
 // What would shrink the run, naming only what the request does not already do.
-std::string remedies(const RunRequest& request) {
+std::string remedies(const RunRequest& request, const MemoryEstimate& estimate) {
   std::vector<std::string> ways;
   if (!request.timing_only) ways.push_back("--timing-only");
+  if (estimate.records > 0) ways.push_back("-q (no records)");
   if (!request.vcd_path.empty() && request.vcd_devices.empty())
     ways.push_back("--vcd-devices to show fewer devices");
-  ways.push_back("a smaller --size");
+  ways.push_back(estimate.signal_cells > estimate.total() / 2 ? "fewer ranks" : "a smaller --size");
   std::string text;
   for (const std::string& way : ways) text += way + ", ";
   return text + "or a larger --memory-limit";
@@ -296,14 +345,19 @@ void check_memory(const RunRequest& request, const KernelSpec& kernel, const Pro
       request.memory_limit_bytes != 0 ? request.memory_limit_bytes : default_memory_limit();
   const MemoryEstimate estimate = estimate_memory(request, kernel, problem, layout, limit);
   if (estimate.total() <= limit) return;
-  const char* more = estimate.traces_counted_in_part ? "more than " : "about ";
+  const std::string more = estimate.counted_in_part ? "more than " : "";
+  std::string parts = "global memory " + format_bytes(estimate.global_memory);
+  if (estimate.signal_cells > 0)
+    parts += ", signal cells " + more + format_bytes(estimate.signal_cells);
+  if (estimate.records > 0) parts += ", records " + more + format_bytes(estimate.records);
+  if (estimate.traces > 0 || !estimate.counted_in_part)
+    parts += ", traces " + more + format_bytes(estimate.traces);
   throw InputError("--size: " + std::to_string(problem.elements) + " elements per rank on " +
-                   std::to_string(request.devices.size()) + " ranks needs " + more +
-                   format_bytes(estimate.total()) + " of host memory (global memory " +
-                   format_bytes(estimate.global_memory) + ", traces " +
-                   (estimate.traces_counted_in_part ? "more than " : "") +
-                   format_bytes(estimate.traces) + "), more than the memory limit of " +
-                   format_bytes(limit) + "; use " + remedies(request));
+                   std::to_string(request.devices.size()) + " ranks needs " +
+                   (estimate.counted_in_part ? "more than " : "about ") +
+                   format_bytes(estimate.total()) + " of host memory (" + parts +
+                   "), more than the memory limit of " + format_bytes(limit) + "; use " +
+                   remedies(request, estimate));
 }
 
 }  // namespace ars

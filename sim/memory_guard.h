@@ -15,15 +15,20 @@ namespace ars {
 
 // The bytes a run is expected to hold at its peak, by what holds them.
 struct MemoryEstimate {
-  std::uint64_t global_memory = 0;  // backed tensors, windows and signals of every rank
+  std::uint64_t global_memory = 0;  // backed tensors and windows of every rank
+  std::uint64_t signal_cells = 0;   // the signal cells the run writes, in every rank's memory
   std::uint64_t staging = 0;        // host copies of one tensor (inputs, golden check)
   std::uint64_t unified_buffers = 0;
-  std::uint64_t traces = 0;  // schedule lines and VCD changes
-  // The traces were counted only until the total passed the limit: `traces` is less than theirs.
-  bool traces_counted_in_part = false;
+  std::uint64_t records = 0;  // the report's records of every operation (not kept with -q)
+  std::uint64_t traces = 0;   // schedule lines and VCD changes
+  // The operations were counted only until the total passed the limit: `signal_cells`,
+  // `records` and `traces` are less than theirs.
+  bool counted_in_part = false;
   std::uint64_t fixed = 0;  // modules and SystemC thread stacks of every device
 
-  std::uint64_t total() const { return global_memory + staging + unified_buffers + traces + fixed; }
+  std::uint64_t total() const {
+    return global_memory + signal_cells + staging + unified_buffers + records + traces + fixed;
+  }
 };
 
 // What one rank's kernel body asks for (all its blocks together).
@@ -52,8 +57,9 @@ std::vector<OperationCount> count_operations(const RunRequest& request, const Ke
 OperationCount count_rank_operations(const RunRequest& request, const KernelSpec& kernel,
                                      const Problem& problem, const Layout& layout, int rank);
 
-// The schedule and the VCD are estimated from the operations counted, rank by rank, until the
-// total passes `limit`.
+// The signal cells, the records and the traces are estimated from the operations counted, rank
+// by rank, until the total passes `limit`; a run whose every signal cell fits and that keeps
+// neither records nor traces is not counted.
 MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kernel,
                                const Problem& problem, const Layout& layout, std::uint64_t limit);
 

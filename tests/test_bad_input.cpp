@@ -92,6 +92,15 @@ const BadInput kRows[] = {
      {"--size", "64MiB", "--memory-limit", "256MiB"},
      nullptr,
      "more than the memory limit of 256.00 MiB"},
+    // The builtin ring's full-mesh barriers write all 2(P-1) x P cells of every rank's signal:
+    // 384 ranks need 113 M cells, counted until they pass the limit.
+    {"SignalCellsBeyondMemoryLimit",
+     {"-p", "a3-superpod", "-d", "all", "-k", "builtin_ring", "--size", "384KiB", "--timing-only",
+      "-q", "--memory-limit", "1GiB"},
+     nullptr,
+     "(global memory 0.00 B, signal cells more than 640.00 MiB), more than the memory limit of "
+     "1.00 GiB; use fewer ranks, or a larger --memory-limit",
+     false},
     {"MemoryLimitNonNumeric", {"--memory-limit", "plenty"}, nullptr, "'plenty'"},
     {"MemoryLimitZero", {"--memory-limit", "0"}, nullptr, "--memory-limit: '0'"},
     {"RepeatZero", {"--repeat", "0"}, nullptr, "--repeat: must be at least 1"},

@@ -165,5 +165,49 @@ std::vector<CountCase> count_cases() {
 INSTANTIATE_TEST_SUITE_P(EveryKernel, GuardCount, ::testing::ValuesIn(count_cases()),
                          [](const auto& info) { return info.param.name; });
 
+// The guard's estimate for a command line (no limit), and the operations it counts.
+struct GuardView {
+  MemoryEstimate estimate;
+  std::uint64_t operations = 0;
+};
+
+GuardView guard_view(const std::vector<std::string>& args) {
+  std::vector<const char*> argv = {"allreduce-sim"};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  const RunRequest request = parse_run_request(static_cast<int>(argv.size()), argv.data()).request;
+  const KernelSpec& kernel = run_kernel(request);
+  const Problem problem = run_problem(request);
+  const Layout layout = kernel.layout(problem);
+  GuardView view;
+  view.estimate = estimate_memory(request, kernel, problem, layout, UINT64_MAX);
+  for (const OperationCount& count : count_operations(request, kernel, problem, layout))
+    view.operations += count.operations();
+  return view;
+}
+
+// A memory's written signal cells are charged 32 B each (48 B with records, which keep each
+// cell's last writer), at most one per notify it receives and at most its signals' cells; the
+// report's records 32 B per operation counted. At P = 5
+// the signal is [2(P-1), P] = [8, 5], 40 cells a rank. The hand ring's rank receives 8
+// notifies, each on its own cell of its left neighbour's column: 5 x 8 x 48 = 1920 B. The
+// builtin ring's full-mesh barriers reach every cell: 5 x 40 x 48 = 9600 B.
+TEST(GuardEstimate, ChargesTheCellsTheNotifiesWriteAndTheRecordsKept) {
+  std::vector<std::string> args = {"-p",   "a2a3",   "-d",     "0,2,3,5,6",    "-k",
+                                   "ring", "--size", "100KiB", "--timing-only"};
+  const GuardView ring = guard_view(args);
+  EXPECT_EQ(ring.estimate.signal_cells, 1920u);
+  EXPECT_GT(ring.operations, 0u);
+  EXPECT_EQ(ring.estimate.records, 32 * ring.operations);
+  EXPECT_FALSE(ring.estimate.counted_in_part);
+  // Quiet, nothing is counted: every cell fits, and no records are kept.
+  args.push_back("-q");
+  const GuardView quiet = guard_view(args);
+  EXPECT_EQ(quiet.estimate.signal_cells, 5u * 40 * 32);
+  EXPECT_EQ(quiet.estimate.records, 0u);
+  args.pop_back();
+  args[5] = "builtin_ring";
+  EXPECT_EQ(guard_view(args).estimate.signal_cells, 5u * 40 * 48);
+}
+
 }  // namespace
 }  // namespace ars

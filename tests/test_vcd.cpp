@@ -311,7 +311,7 @@ TEST(Vcd, MemoryGuardChargesTheOperationsOfTheDevicesShown) {
   };
   const MemoryEstimate every = estimate(ring);
   EXPECT_EQ(every.traces, 64u * 239424);
-  EXPECT_FALSE(every.traces_counted_in_part);
+  EXPECT_FALSE(every.counted_in_part);
   std::vector<std::string> two = ring;
   two.insert(two.end(), {"--vcd-devices", "0,1"});
   EXPECT_EQ(estimate(two).traces, 2u * 239424);
@@ -324,8 +324,8 @@ TEST(Vcd, MemoryGuardChargesTheOperationsOfTheDevicesShown) {
 }
 
 // Under the limit, the guard counts only until the total passes it: the waveform of every
-// device (14.61 MiB of changes over 65.11 MiB of fixed costs and memory) is refused under
-// 72 MiB as "more than" what it counted; two devices run.
+// device (14.61 MiB of changes over 64 MiB of fixed costs and the cells the ring's notifies
+// write) is refused under 72 MiB as "more than" what it counted; two devices run.
 TEST(Vcd, MemoryGuardRefusesAWaveformOverTheLimitAndNamesTheWayOut) {
   ScratchDir dir;
   const std::vector<std::string> run = {"-p",
@@ -346,10 +346,11 @@ TEST(Vcd, MemoryGuardRefusesAWaveformOverTheLimitAndNamesTheWayOut) {
                                         "-q"};
   const auto every = run_binary(run);
   EXPECT_EQ(every.exit_code, 2);
-  EXPECT_NE(every.err.find("needs more than 72.00 MiB of host memory (global memory 1.11 MiB, "
-                           "traces more than "),
+  EXPECT_NE(every.err.find("needs more than 72.00 MiB of host memory (global memory 0.00 B, "
+                           "signal cells more than "),
             std::string::npos)
       << every.err;
+  EXPECT_NE(every.err.find(", traces more than "), std::string::npos) << every.err;
   EXPECT_NE(every.err.find("), more than the memory limit of 72.00 MiB; use "
                            "--vcd-devices to show fewer devices, a smaller --size, or a larger "
                            "--memory-limit\n"),
