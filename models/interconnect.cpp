@@ -9,6 +9,14 @@ namespace ars {
 
 using sc_core::sc_time;
 
+namespace {
+
+// What the path cache may hold before it is emptied: about 100 MB at most.
+constexpr std::size_t kPathCacheEntries = std::size_t{1} << 20;
+constexpr std::uint64_t kPathCacheLinks = std::uint64_t{1} << 23;
+
+}  // namespace
+
 Interconnect::Interconnect(sc_core::sc_module_name name, const PlatformConfig& config)
     : sc_module(name),
       from_device("from_device"),
@@ -41,6 +49,7 @@ const Interconnect::Path& Interconnect::path(int from, int to) {
   auto found = paths_.find(key);
   if (found != paths_.end()) return found->second;
   const Fabric::Route route = fabric_.route(from, to);
+  path_links_ += route.links.size();
   Path p;
   for (Fabric::LinkId id : route.links) p.links.push_back(link(id));
   p.latency = sc_time(route.latency_ps, sc_core::SC_PS);
@@ -57,6 +66,12 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   if (source == target) {
     to_memory[target]->b_transport(trans, delay);
     return;
+  }
+  // Emptied only here, before any path is looked up: the paths a transaction uses stay put
+  // until it has passed.
+  if (paths_.size() >= kPathCacheEntries || path_links_ > kPathCacheLinks) {
+    paths_.clear();
+    path_links_ = 0;
   }
   // Data of a read flows from the target back to the source.
   const Path& p = trans.is_read() ? path(target, source) : path(source, target);

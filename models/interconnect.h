@@ -43,7 +43,8 @@ class Interconnect : public sc_core::sc_module {
     std::vector<BandwidthResource*> links;  // in the order the data crosses them
     sc_core::sc_time latency;
   };
-  // The links data crosses going from device `from` to device `to` (empty when equal).
+  // The links data crosses going from device `from` to device `to` (empty when equal). The
+  // reference is good until the next transaction (the cache is emptied only between them).
   const Path& path(int from, int to);
   // The links made so far, in that order; link i has resource id devices + i (the memory
   // ports come first, see Platform::resources).
@@ -68,7 +69,12 @@ class Interconnect : public sc_core::sc_module {
   // Links in the order they were made (a trace's order), and by id.
   std::vector<std::unique_ptr<BandwidthResource>> links_;
   std::unordered_map<Fabric::LinkId, BandwidthResource*> link_by_id_;
-  std::unordered_map<std::uint64_t, Path> paths_;  // by from * devices + to
+  // Paths used, by from * devices + to, until they hold too much: a full mesh of thousands of
+  // ranks on a ring uses millions of pairs, each path a thousand links long. Emptied then
+  // (paths are worked out again as used), so it holds little more than the limits in
+  // interconnect.cpp.
+  std::unordered_map<std::uint64_t, Path> paths_;
+  std::uint64_t path_links_ = 0;  // links held by paths_
 };
 
 }  // namespace ars
