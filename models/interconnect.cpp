@@ -9,21 +9,15 @@ namespace ars {
 
 using sc_core::sc_time;
 
-namespace {
-
-// What the path cache may hold before it is emptied: about 100 MB at most.
-constexpr std::size_t kPathCacheEntries = std::size_t{1} << 20;
-constexpr std::uint64_t kPathCacheLinks = std::uint64_t{1} << 23;
-
-}  // namespace
-
-Interconnect::Interconnect(sc_core::sc_module_name name, const PlatformConfig& config)
+Interconnect::Interconnect(sc_core::sc_module_name name, const PlatformConfig& config,
+                           PathCacheLimit path_cache)
     : sc_module(name),
       from_device("from_device"),
       to_memory("to_memory"),
       devices_(config.devices),
       atomic_occupancy_(ns(config.link_atomic_ns)),
-      fabric_(config) {
+      fabric_(config),
+      path_cache_(path_cache) {
   from_device.register_b_transport(this, &Interconnect::b_transport);
   from_device.register_transport_dbg(this, &Interconnect::transport_dbg);
   const bool switched = config.topology == Topology::Switch ||
@@ -69,7 +63,7 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   }
   // Emptied only here, before any path is looked up: the paths a transaction uses stay put
   // until it has passed.
-  if (paths_.size() >= kPathCacheEntries || path_links_ > kPathCacheLinks) {
+  if (paths_.size() >= path_cache_.paths || path_links_ > path_cache_.links) {
     paths_.clear();
     path_links_ = 0;
   }

@@ -24,6 +24,14 @@
 
 namespace ars {
 
+// How much the interconnect's path cache may hold before it is emptied (between transactions):
+// by default about 100 MB. A full mesh of thousands of ranks on a ring uses millions of pairs,
+// each path a thousand links long; paths are worked out again as used, with the same answers.
+struct PathCacheLimit {
+  std::size_t paths = std::size_t{1} << 20;
+  std::uint64_t links = std::uint64_t{1} << 23;
+};
+
 class Interconnect : public sc_core::sc_module {
  public:
   // Bound by every device's initiators (DMA engine, vector core); see connect_initiator.
@@ -31,7 +39,8 @@ class Interconnect : public sc_core::sc_module {
   // Bound to every device's global memory, in device order.
   tlm_utils::multi_passthrough_initiator_socket<Interconnect> to_memory;
 
-  Interconnect(sc_core::sc_module_name name, const PlatformConfig& config);
+  Interconnect(sc_core::sc_module_name name, const PlatformConfig& config,
+               PathCacheLimit path_cache = {});
 
   template <typename Socket>
   void connect_initiator(Socket& initiator, int device) {
@@ -69,10 +78,8 @@ class Interconnect : public sc_core::sc_module {
   // Links in the order they were made (a trace's order), and by id.
   std::vector<std::unique_ptr<BandwidthResource>> links_;
   std::unordered_map<Fabric::LinkId, BandwidthResource*> link_by_id_;
-  // Paths used, by from * devices + to, until they hold too much: a full mesh of thousands of
-  // ranks on a ring uses millions of pairs, each path a thousand links long. Emptied then
-  // (paths are worked out again as used), so it holds little more than the limits in
-  // interconnect.cpp.
+  // Paths used, by from * devices + to, until they hold more than path_cache_ allows.
+  PathCacheLimit path_cache_;
   std::unordered_map<std::uint64_t, Path> paths_;
   std::uint64_t path_links_ = 0;  // links held by paths_
 };

@@ -20,7 +20,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
     : sc_module(name),
       rank_devices_(std::move(rank_devices)),
       problem_(problem),
-      noc_("noc", config),
+      noc_("noc", config, options.path_cache),
       trace_(options.trace) {
   // Every device lays its memory out the same way, so windows are symmetric.
   for (const SignalSpec& s : layout.signals) memory_.signals.push_back({s.name, 0, s.rows, s.cols});

@@ -37,6 +37,7 @@ class Platform : public sc_core::sc_module {
     bool whole_transfers = false;     // time each DMA transfer as one step (see DmaEngine)
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come
     Faults faults;                    // injected on purpose (see models/fault.h)
+    PathCacheLimit path_cache;
   };
   // `rank_devices[r]` is the device rank r runs on. The models keep a reference to `config`,
   // which must outlive the platform: a temporary would leave them reading a dead object.

@@ -17,12 +17,15 @@
 #include "models/platform.h"
 #include "models/rank_stats.h"
 #include "models/run_progress.h"
-#include "sim/cli.h"
 #include "sim/memory_guard.h"
 #include "sim/run.h"
+#include "tests/parsed_run.h"
 
 namespace ars {
 namespace {
+
+using test::parse_run;
+using test::ParsedRun;
 
 constexpr std::uint64_t kElements = 4096;  // FP32: 16384 B, 32 bursts of 512 B
 constexpr std::uint64_t kBytes = kElements * 4;
@@ -153,19 +156,23 @@ constexpr std::uint64_t kAlonePs = kSetupPs + kLinkPs + kPathPs;
 // Rank r stores a tile into rank to[r]'s window (-1: idle); returns how long each store took.
 std::vector<std::uint64_t> store_flows(const std::vector<int>& devices, const std::vector<int>& to,
                                        const PlatformConfig& config = round_config(Topology::Switch,
-                                                                                   4)) {
+                                                                                   4),
+                                       PathCacheLimit path_cache = {}) {
   const int ranks = static_cast<int>(devices.size());
   std::vector<std::uint64_t> elapsed(devices.size(), 0);
-  Platform platform("platform", config, devices, problem_for(ranks), layout_for(ranks),
-                    [&](Rank& r) {
-                      const int target = to[r.rank()];
-                      if (target < 0) return;
-                      const Tile tile = r.alloc(kElements, DType::FP32);
-                      const std::uint64_t begin = now_ps();
-                      r.remote_store(tile, r.window("data"), target, 0, kElements);
-                      elapsed[r.rank()] = now_ps() - begin;
-                    },
-                    {});
+  Platform::Options options;
+  options.path_cache = path_cache;
+  Platform platform(
+      "platform", config, devices, problem_for(ranks), layout_for(ranks),
+      [&](Rank& r) {
+        const int target = to[r.rank()];
+        if (target < 0) return;
+        const Tile tile = r.alloc(kElements, DType::FP32);
+        const std::uint64_t begin = now_ps();
+        r.remote_store(tile, r.window("data"), target, 0, kElements);
+        elapsed[r.rank()] = now_ps() - begin;
+      },
+      options);
   EXPECT_TRUE(run(platform).completed);
   return elapsed;
 }
@@ -219,6 +226,18 @@ TEST(Interconnect, RingFlowsSharingAHopShareItsBandwidth) {
   const std::vector<std::uint64_t> t = store_flows({0, 1, 2, 3}, {2, 2, -1, -1}, config);
   const std::uint64_t one_hop = kSetupPs + kLinkPs + (1000 + 300) * 1000;
   EXPECT_EQ(std::max(t[0] - 1000 * 1000, t[1]), one_hop + kLinkPs);
+}
+
+TEST(Interconnect, PathsWorkedOutAgainAfterTheCacheIsEmptiedGiveTheSameTimes) {
+  // As above, with the path cache emptied before every burst: each transaction works its
+  // path out again, and the paths it holds stay put while it passes.
+  const PlatformConfig config = round_config(Topology::Ring, 4);
+  PathCacheLimit one_path;
+  one_path.paths = 1;
+  const std::vector<std::uint64_t> t = store_flows({0, 1, 2, 3}, {2, 2, -1, -1}, config, one_path);
+  const std::uint64_t one_hop = kSetupPs + kLinkPs + (1000 + 300) * 1000;
+  EXPECT_EQ(std::max(t[0] - 1000 * 1000, t[1]), one_hop + kLinkPs);
+  EXPECT_EQ(std::min(t[0] - 1000 * 1000, t[1]), one_hop + kLinkPs - kBurstPs);
 }
 
 TEST(Interconnect, RemoteLoadPaysTheRequestFlightAndTheDataFlight) {
@@ -857,22 +876,18 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
 // The operations the ranks report while they run are those the count of their bodies gives
 // (the share and time left of the progress line rest on it): the host mesh, 3 ranks of 2 blocks.
 TEST(Progress, OperationsIssuedAreThoseCounted) {
-  const std::vector<const char*> argv = {
-      "allreduce-sim", "-p",         "a2a3-910b2", "-d",     "0-2",   "-k",
-      "host_mesh",     "--core-num", "2",          "--size", "20KiB", "--timing-only"};
-  const RunRequest request = parse_run_request(static_cast<int>(argv.size()), argv.data()).request;
-  const KernelSpec& kernel = run_kernel(request);
-  const Problem problem = run_problem(request);
-  const Layout layout = kernel.layout(problem);
+  const ParsedRun run = parse_run({"-p", "a2a3-910b2", "-d", "0-2", "-k", "host_mesh", "--core-num",
+                                   "2", "--size", "20KiB", "--timing-only"});
   std::uint64_t counted = 0;
-  for (int rank = 0; rank < problem.ranks; ++rank)
-    counted += count_rank_operations(request, kernel, problem, layout, rank).operations();
+  for (int rank = 0; rank < run.problem.ranks; ++rank)
+    counted +=
+        count_rank_operations(run.request, *run.kernel, run.problem, run.layout, rank).operations();
   RunProgress progress;
   Platform::Options options;
   options.timing_only = true;
   options.progress = &progress;
-  Platform platform("platform", request.platform, request.devices, problem, layout, kernel.body,
-                    options);
+  Platform platform("platform", run.request.platform, run.request.devices, run.problem, run.layout,
+                    run.kernel->body, options);
   ASSERT_TRUE(platform.run(sc_core::sc_time(1, sc_core::SC_SEC)).completed);
   EXPECT_GT(counted, 0u);
   EXPECT_EQ(progress.operations.load(), counted);

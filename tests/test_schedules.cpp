@@ -14,11 +14,14 @@
 
 #include "sim/cli.h"
 #include "sim/memory_guard.h"
+#include "tests/parsed_run.h"
 #include "tests/run_process.h"
 
 namespace ars {
 namespace {
 
+using test::parse_run;
+using test::ParsedRun;
 using test::read_file;
 using test::run_binary;
 using test::ScratchDir;
@@ -94,14 +97,9 @@ class GuardCount : public ::testing::TestWithParam<CountCase> {};
 // dump's synchronisation lines stay within the bound the guard charges.
 TEST_P(GuardCount, IsTheRunsOwnRankByRank) {
   const CountCase& c = GetParam();
-  std::vector<const char*> argv = {"allreduce-sim"};
-  for (const std::string& arg : c.args) argv.push_back(arg.c_str());
-  const CommandLine command = parse_run_request(static_cast<int>(argv.size()), argv.data());
-  const RunRequest& request = command.request;
-  const KernelSpec& kernel = run_kernel(request);
-  const Problem problem = run_problem(request);
+  const ParsedRun parsed = parse_run(c.args);
   const std::vector<OperationCount> counts =
-      count_operations(request, kernel, problem, kernel.layout(problem));
+      count_operations(parsed.request, *parsed.kernel, parsed.problem, parsed.layout);
 
   ScratchDir dir;
   std::vector<std::string> args = c.args;
@@ -172,15 +170,11 @@ struct GuardView {
 };
 
 GuardView guard_view(const std::vector<std::string>& args) {
-  std::vector<const char*> argv = {"allreduce-sim"};
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  const RunRequest request = parse_run_request(static_cast<int>(argv.size()), argv.data()).request;
-  const KernelSpec& kernel = run_kernel(request);
-  const Problem problem = run_problem(request);
-  const Layout layout = kernel.layout(problem);
+  const ParsedRun run = parse_run(args);
   GuardView view;
-  view.estimate = estimate_memory(request, kernel, problem, layout, UINT64_MAX);
-  for (const OperationCount& count : count_operations(request, kernel, problem, layout))
+  view.estimate = estimate_memory(run.request, *run.kernel, run.problem, run.layout, UINT64_MAX);
+  for (const OperationCount& count :
+       count_operations(run.request, *run.kernel, run.problem, run.layout))
     view.operations += count.operations();
   return view;
 }

@@ -14,11 +14,14 @@
 
 #include "sim/cli.h"
 #include "sim/memory_guard.h"
+#include "tests/parsed_run.h"
 #include "tests/run_process.h"
 
 namespace ars {
 namespace {
 
+using test::parse_run;
+using test::ParsedRun;
 using test::read_file;
 using test::run_binary;
 using test::ScratchDir;
@@ -300,14 +303,9 @@ TEST(Vcd, MemoryGuardChargesTheOperationsOfTheDevicesShown) {
   const std::vector<std::string> ring = {
       "-p",     "ring8", "--platform.devices", "64",    "-d",   "all", "-k", "ring",
       "--size", "64KiB", "--timing-only",      "--vcd", "w.vcd"};
-  const auto estimate = [](std::vector<std::string> args) {
-    std::vector<const char*> argv = {"allreduce-sim"};
-    for (const std::string& arg : args) argv.push_back(arg.c_str());
-    const RunRequest request =
-        parse_run_request(static_cast<int>(argv.size()), argv.data()).request;
-    const KernelSpec& kernel = run_kernel(request);
-    const Problem problem = run_problem(request);
-    return estimate_memory(request, kernel, problem, kernel.layout(problem), UINT64_MAX);
+  const auto estimate = [](const std::vector<std::string>& args) {
+    const ParsedRun run = parse_run(args);
+    return estimate_memory(run.request, *run.kernel, run.problem, run.layout, UINT64_MAX);
   };
   const MemoryEstimate every = estimate(ring);
   EXPECT_EQ(every.traces, 64u * 239424);
