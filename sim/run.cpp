@@ -298,7 +298,9 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
     result.device_time_ps = last_finish - first_start;
     result.device_time_ns = static_cast<double>(result.device_time_ps) / 1000.0;
   }
-  if (trace) write_file(request.trace_path, trace->render(result));
+  if (trace) {
+    write_file(request.trace_path, [&](std::ostream& out) { trace->write(result, out); });
+  }
 
   if (result.completed) check_signals_clear(platform, result);
   if (!result.completed || request.timing_only) return result;

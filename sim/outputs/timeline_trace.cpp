@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <ostream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -78,22 +79,23 @@ class Events {
     meta_.push_back("{\"ph\":\"M\"," + where + ",\"name\":\"" + kind +
                     "_sort_index\",\"args\":{\"sort_index\":" + std::to_string(sort) + "}}");
   }
-  std::string json(const std::string& other) {
+  // Streamed: a large run's trace is hundreds of megabytes, not worth holding twice.
+  void write(std::ostream& out, const std::string& other) {
     std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
       return std::tie(a.pid, a.tid, a.sub, a.ts, b.dur) <
              std::tie(b.pid, b.tid, b.sub, b.ts, a.dur);
     });
-    std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":" + other + ",\"traceEvents\":[\n";
+    out << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << other << ",\"traceEvents\":[\n";
     const char* separator = "";
     for (const std::string& m : meta_) {
-      out += separator + m;
+      out << separator << m;
       separator = ",\n";
     }
     for (const Event& e : events_) {
-      out += separator + e.text;
+      out << separator << e.text;
       separator = ",\n";
     }
-    return out + "\n]}\n";
+    out << "\n]}\n";
   }
 
  private:
@@ -147,7 +149,7 @@ void TimelineTrace::record(int var, std::uint64_t time_ps, std::int64_t value) {
 
 void TimelineTrace::record_text(int, std::uint64_t, const std::string&) {}
 
-std::string TimelineTrace::render(const RunResult& result) const {
+void TimelineTrace::write(const RunResult& result, std::ostream& out) const {
   Events events;
   const auto signal_cell = [&](int signal, int row, int col) {
     const std::string name = signal >= 0 && signal < static_cast<int>(signals_.size())
@@ -248,12 +250,14 @@ std::string TimelineTrace::render(const RunResult& result) const {
     }
   }
 
-  // Counters and link busy periods, from the models' changes in time order.
-  std::vector<Change> changes = changes_;
-  std::stable_sort(changes.begin(), changes.end(),
-                   [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
+  // Counters and link busy periods, from the models' changes in time order (same-time
+  // changes in the order they came).
   std::vector<std::vector<Change>> by_var(vars_.size());
-  for (const Change& c : changes) by_var[static_cast<std::size_t>(c.var)].push_back(c);
+  for (const Change& c : changes_) by_var[static_cast<std::size_t>(c.var)].push_back(c);
+  for (std::vector<Change>& list : by_var) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
+  }
   if (std::any_of(vars_.begin(), vars_.end(), [](const Var& v) { return v.pid == kSwitchPid; }))
     events.metadata(kSwitchPid, -1, "name", "switches", kSwitchPid);
   for (std::size_t v = 0; v < vars_.size(); ++v) {
@@ -309,7 +313,7 @@ std::string TimelineTrace::render(const RunResult& result) const {
                             ",\"P\":" + std::to_string(q.problem.ranks) +
                             ",\"bytes_per_rank\":" + std::to_string(q.problem.bytes()) +
                             ",\"device_time_ps\":" + std::to_string(result.device_time_ps) + "}";
-  return events.json(other);
+  events.write(out, other);
 }
 
 TraceTee::TraceTee(std::initializer_list<TraceSink*> sinks) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,8 @@ class TimelineTrace : public TraceSink {
   void record_text(int var, std::uint64_t time_ps, const std::string& text) override;
   bool shows(int device) const override;
 
-  // The whole trace, from the changes recorded during the run and the run's records.
-  std::string render(const RunResult& result) const;
+  // Writes the whole trace, from the changes recorded during the run and the run's records.
+  void write(const RunResult& result, std::ostream& out) const;
 
  private:
   struct Var {
