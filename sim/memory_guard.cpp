@@ -347,11 +347,15 @@ void check_memory(const RunRequest& request, const KernelSpec& kernel, const Pro
   if (estimate.total() <= limit) return;
   const std::string more = estimate.counted_in_part ? "more than " : "";
   std::string parts = "global memory " + format_bytes(estimate.global_memory);
+  if (estimate.unified_buffers > 0)
+    parts += ", unified buffers " + format_bytes(estimate.unified_buffers);
+  if (estimate.staging > 0) parts += ", staging " + format_bytes(estimate.staging);
   if (estimate.signal_cells > 0)
     parts += ", signal cells " + more + format_bytes(estimate.signal_cells);
   if (estimate.records > 0) parts += ", records " + more + format_bytes(estimate.records);
   if (estimate.traces > 0 || !estimate.counted_in_part)
     parts += ", traces " + more + format_bytes(estimate.traces);
+  parts += ", device models " + format_bytes(estimate.fixed);
   throw InputError("--size: " + std::to_string(problem.elements) + " elements per rank on " +
                    std::to_string(request.devices.size()) + " ranks needs " +
                    (estimate.counted_in_part ? "more than " : "about ") +

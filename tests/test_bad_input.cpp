@@ -98,7 +98,8 @@ const BadInput kRows[] = {
      {"-p", "a3-superpod", "-d", "all", "-k", "builtin_ring", "--size", "384KiB", "--timing-only",
       "-q", "--memory-limit", "1GiB"},
      nullptr,
-     "(global memory 0.00 B, signal cells more than 640.00 MiB), more than the memory limit of "
+     "(global memory 0.00 B, signal cells more than 640.00 MiB, device models 384.00 MiB), more "
+     "than the memory limit of "
      "1.00 GiB; use fewer ranks, or a larger --memory-limit",
      false},
     {"MemoryLimitNonNumeric", {"--memory-limit", "plenty"}, nullptr, "'plenty'"},
