@@ -230,8 +230,8 @@ void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t
 void VectorCore::log(const std::string& line) {
   if (!record_schedule_) return;
   const std::string block_part = blocks() > 1 ? " block=" + std::to_string(block()) : "";
-  schedule_.push_back("rank=" + std::to_string(rank()) + block_part + " op=" + line);
-  schedule_ps_.push_back(current_time(*this).value());
+  schedule_.add(current_time(*this).value(),
+                {"rank=", std::to_string(rank()), block_part, " op=", line});
 }
 
 void VectorCore::count_sync(SyncInstruction instruction, const sc_time& span) {

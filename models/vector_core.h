@@ -22,6 +22,7 @@
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
 #include "models/run_progress.h"
+#include "models/schedule_log.h"
 #include "models/trace_sink.h"
 #include "models/unified_buffer.h"
 
@@ -51,12 +52,9 @@ class VectorCore : public sc_core::sc_module, public Rank {
   const RankStats& stats() const { return stats_; }
   const BlockedWait& blocked() const { return blocked_; }
   const std::string& failure() const { return failure_; }
-  const std::vector<std::string>& schedule() const { return schedule_; }
   // Hands the records over once the simulation has ended, leaving the core's empty.
   RankStats release_stats();
-  std::vector<std::string> release_schedule() { return std::move(schedule_); }
-  // The simulated time (ps) at which each schedule line's operation was issued.
-  const std::vector<std::uint64_t>& schedule_ps() const { return schedule_ps_; }
+  ScheduleLog release_schedule() { return std::move(schedule_); }
   void record_schedule(bool on) { record_schedule_ = on; }
   // What the core keeps beyond its counts and the round in progress (which gathers the
   // round's costs).
@@ -169,8 +167,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   tlm::tlm_generic_payload notify_trans_;
   BlockedWait blocked_;
   std::string failure_;
-  std::vector<std::string> schedule_;
-  std::vector<std::uint64_t> schedule_ps_;
+  ScheduleLog schedule_;
   int phase_var_ = -1;
   int round_var_ = -1;
 };

@@ -443,7 +443,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       write_file(command.json_path, [&result](std::ostream& json) { write_json(json, result); });
     }
     if (!command.schedule_path.empty()) {
-      write_file(command.schedule_path, schedule_text(result, command.schedule_times));
+      write_file(command.schedule_path, [&](std::ostream& schedule) {
+        write_schedule(schedule, result, command.schedule_times);
+      });
     }
     return result.completed && (result.correct || !result.checked) ? 0 : 1;
   } catch (const InputError& e) {

@@ -276,11 +276,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
       first_start = std::min(first_start, s.start_ps);
       last_finish = std::max(last_finish, s.finish_ps);
       result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
-      std::vector<std::string> schedule = core.release_schedule();
-      result.schedule.insert(result.schedule.end(), std::make_move_iterator(schedule.begin()),
-                             std::make_move_iterator(schedule.end()));
-      result.schedule_ps.insert(result.schedule_ps.end(), core.schedule_ps().begin(),
-                                core.schedule_ps().end());
+      if (request.record_schedule) result.schedule.push_back(core.release_schedule());
       if (platform.blocks() == 1) {
         result.ranks.push_back(std::move(s));
       } else {

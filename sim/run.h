@@ -10,6 +10,7 @@
 #include "models/fault.h"
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
+#include "models/schedule_log.h"
 
 namespace ars {
 
@@ -77,8 +78,7 @@ struct RunResult {
   std::string signal_residue;      // the first non-zero cell, when there is one
   std::vector<RankStats> ranks;    // with core_num > 1: blocks summed, the last block's rounds
   std::vector<RankStats> blocks;   // with core_num > 1: every block of every rank, rank by rank
-  std::vector<std::string> schedule;       // one line per executed operation, rank by rank
-  std::vector<std::uint64_t> schedule_ps;  // when each of those operations was issued
+  std::vector<ScheduleLog> schedule;       // every core's executed operations, rank by rank
   double device_time_ns = 0;               // latest finish minus earliest start
   std::uint64_t device_time_ps = 0;        // the same, exact
   std::vector<ResourceInfo> resources;     // by id, as TransferLimit::resource refers to them

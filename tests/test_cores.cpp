@@ -176,10 +176,13 @@ TEST(HostMesh, EachBlockSignalsOnItsOwnLane) {
   const RunResult result = run_recording_schedule(3, 2, 600);
   ASSERT_TRUE(result.correct);
   std::vector<std::string> lines;
-  for (const std::string& line : result.schedule) {
-    if (line.rfind("rank=1 block=1 op=notify", 0) == 0 ||
-        line.rfind("rank=1 block=1 op=wait", 0) == 0)
-      lines.push_back(line.substr(std::string("rank=1 block=1 op=").size()));
+  for (const ScheduleLog& log : result.schedule) {
+    for (const ScheduleLog::Entry entry : log) {
+      const std::string line(entry.line);
+      if (line.rfind("rank=1 block=1 op=notify", 0) == 0 ||
+          line.rfind("rank=1 block=1 op=wait", 0) == 0)
+        lines.push_back(line.substr(std::string("rank=1 block=1 op=").size()));
+    }
   }
   const std::vector<std::string> expected = {
       // tile 1: its barrier at generation 1
@@ -208,11 +211,12 @@ TEST(HostMesh, EachTilesPullsFlyDuringTheNextTilesBarrier) {
   ASSERT_TRUE(result.correct);
   std::vector<std::string> ops;
   std::vector<std::uint64_t> at;
-  for (std::size_t i = 0; i < result.schedule.size(); ++i) {
-    const std::string& line = result.schedule[i];
-    if (line.rfind("rank=0 op=", 0) != 0 || line.find("op=round") != std::string::npos) continue;
+  for (const ScheduleLog::Entry entry : result.schedule.at(0)) {
+    const std::string line(entry.line);
+    ASSERT_EQ(line.rfind("rank=0 op=", 0), 0u) << line;
+    if (line.find("op=round") != std::string::npos) continue;
     ops.push_back(line.substr(std::string("rank=0 op=").size()));
-    at.push_back(result.schedule_ps[i]);
+    at.push_back(entry.at_ps);
   }
   const std::vector<std::string> expected = {
       "load peer=0 window=x offset=0 bytes=1024",

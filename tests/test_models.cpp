@@ -17,6 +17,7 @@
 #include "models/platform.h"
 #include "models/rank_stats.h"
 #include "models/run_progress.h"
+#include "models/schedule_log.h"
 #include "sim/memory_guard.h"
 #include "sim/run.h"
 #include "tests/parsed_run.h"
@@ -702,6 +703,28 @@ TEST(NotifyLog, ReadsBackEveryLinkExactly) {
     EXPECT_EQ(log[i].issued_ps, links[i].issued_ps) << i;
     EXPECT_EQ(log[i].round, links[i].round) << i;
   }
+}
+
+// The schedule's lines, kept end to end, read back one by one with their times, an empty
+// part and a line of nothing but parts included; the text is every line with its break.
+TEST(ScheduleLog, ReadsBackEveryLineWithItsTime) {
+  ScheduleLog log;
+  EXPECT_TRUE(log.empty());
+  log.add(7, {"rank=", "0", "", " op=", "load peer=0"});
+  log.add(0, {});
+  log.add(std::uint64_t{1} << 60, {"rank=12 op=wait cell=signal[3,4] Ge expected=1"});
+  ASSERT_EQ(log.size(), 3u);
+  std::vector<std::uint64_t> times;
+  std::vector<std::string> lines;
+  for (const ScheduleLog::Entry entry : log) {
+    times.push_back(entry.at_ps);
+    lines.emplace_back(entry.line);
+  }
+  EXPECT_EQ(times, (std::vector<std::uint64_t>{7, 0, std::uint64_t{1} << 60}));
+  EXPECT_EQ(lines, (std::vector<std::string>{"rank=0 op=load peer=0", "",
+                                             "rank=12 op=wait cell=signal[3,4] Ge expected=1"}));
+  EXPECT_EQ(log.text(),
+            "rank=0 op=load peer=0\n\nrank=12 op=wait cell=signal[3,4] Ge expected=1\n");
 }
 
 // The packed wait links read back exactly: a releasing rank's and block's largest values and

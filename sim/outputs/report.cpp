@@ -411,18 +411,19 @@ std::string to_json(const RunResult& result) {
   return out.str();
 }
 
-std::string schedule_text(const RunResult& result, bool with_times) {
-  std::ostringstream out;
+void write_schedule(std::ostream& out, const RunResult& result, bool with_times) {
   out << "# " << (with_times ? "t_ns: issue time in ns; " : "")
       << "offset: elements from the window's start; bytes: bytes\n";
-  for (std::size_t i = 0; i < result.schedule.size(); ++i) {
-    if (with_times) {
-      out << "t_ns=" << std::fixed << std::setprecision(3) << ps_to_ns(result.schedule_ps[i])
-          << " ";
+  for (const ScheduleLog& log : result.schedule) {
+    if (!with_times) {
+      out << log.text();
+      continue;
     }
-    out << result.schedule[i] << "\n";
+    for (const ScheduleLog::Entry entry : log) {
+      out << "t_ns=" << std::fixed << std::setprecision(3) << ps_to_ns(entry.at_ps) << " "
+          << entry.line << "\n";
+    }
   }
-  return out.str();
 }
 
 }  // namespace ars

@@ -32,6 +32,6 @@ double busbw_GBps(const RunResult& result);
 
 // The executed operations, one line each, rank by rank (stable across runs), after a header
 // line stating the units; `with_times` starts each line with its issue time in ns.
-std::string schedule_text(const RunResult& result, bool with_times = false);
+void write_schedule(std::ostream& out, const RunResult& result, bool with_times = false);
 
 }  // namespace ars
