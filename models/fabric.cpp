@@ -147,6 +147,27 @@ Fabric::Link Fabric::link(LinkId link_id) const {
   return {};
 }
 
+int Fabric::scope_device(LinkId link_id) const {
+  const auto kind = static_cast<Kind>(link_id >> (2 * kFieldBits));
+  const std::uint64_t mask = (std::uint64_t{1} << kFieldBits) - 1;
+  switch (kind) {
+    case Kind::Mesh:
+    case Kind::Clockwise:
+    case Kind::Counter:
+    case Kind::Up:
+    case Kind::Down:
+    case Kind::NicUp:
+    case Kind::UbUp:
+      return static_cast<int>((link_id >> kFieldBits) & mask);
+    case Kind::LeafDown:
+    case Kind::LeafUp:
+    case Kind::SpineDown:
+    case Kind::NodeDown:
+      break;
+  }
+  return -1;
+}
+
 std::vector<Fabric::LinkId> Fabric::traced_links(const std::vector<int>& devices) const {
   std::vector<int> sorted = devices;
   std::sort(sorted.begin(), sorted.end());

@@ -42,6 +42,9 @@ class Fabric {
 
   Route route(int from, int to) const;
   Link link(LinkId id) const;
+  // The device whose scope (Link::scope) holds the link, -1 for a leaf's, spine's or node's:
+  // what a waveform or timeline of some devices shows of it, without building its name.
+  int scope_device(LinkId id) const;
   // The links a waveform declares before the run, in a fixed order: every ring and switch
   // link and every link between leaves and spines; the full-mesh, NIC and SuperPod port links
   // of `devices` (the run's).

@@ -4,15 +4,25 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <unordered_map>
 
+#include "models/fabric.h"
 #include "models/memory_map.h"
 
 namespace ars {
 
 namespace {
 
-// Per device, simulated or not: the module objects and the SystemC thread stacks.
-constexpr std::uint64_t kDeviceOverheadBytes = 1 << 20;
+// Per device, simulated or not: its memory's and links' module objects; and per block of a
+// rank: its core, DMA engine and unified buffer, their SystemC threads and the stack pages they
+// touch. Measured with GNU time's peak RSS, quiet and timing only, about 1.5 times: a device that
+// takes no part 7.3 KiB (two ranks on ring8 of 64 to 4096 devices, on the cluster of 8 to 128
+// servers); a rank of one block 57 KiB in all (the ring at 64 KiB on ring8 and the cluster, P =
+// 256 to 1024, less its signal cells at 24 B); each further block 45-49 KiB (host_mesh at P = 64
+// on ring8 with core_num 1, 8 and 48).
+constexpr std::uint64_t kDeviceOverheadBytes = 12 << 10;
+constexpr std::uint64_t kBlockOverheadBytes = 72 << 10;
 // Held at the run's peak, measured with GNU time's peak RSS over every kernel (P = 4 to 256,
 // 256 KiB to 4 MiB per rank), with room to spare: a schedule line 235-250 B (the rank's line,
 // its time, the dump's text); a VCD's changes 30-65 B per DMA burst (the bytes in flight and
@@ -31,6 +41,21 @@ constexpr std::uint64_t kCellWriterBytes = 16;
 // transfer record, notify or wait link and round change, measured at 23-24 B on the ring at
 // P = 256 and 1024 (GNU time's peak RSS, the full report against -q).
 constexpr std::uint64_t kRecordBytesPerOperation = 32;
+// A timeline trace (--trace) keeps every rank's notify and wait records (its flows and critical
+// path read them); for each device it shows, a slice per operation of its core and queues; for
+// each link it shows, the bytes in flight and busy periods of every burst crossing it, and for
+// each shown device's signal cells the notifies landing there. Measured with GNU time's peak
+// RSS, the ring at 1 MiB with a trace of 4, 16 and every or 64 devices against the quiet run:
+// per device shown 1.18 MB on ring8 at P = 64 (1014 operations, 4284 link bursts), 3.56 MB at
+// P = 256 (4086, 5100) on ring8 and the cluster of 32 servers, 2.0 MB on 16 servers (2038,
+// 4572), so about 750 B an operation and 100 B a burst on a device's link; every rank's records
+// and sync records 39-45 B an operation (a quarter of the ring's are notifies and waits, and
+// 32 B an operation are the records'); the cluster's leaf and spine links, where flows
+// interleave and every change is a counter event, 385-485 B a burst (16, 32 and 128 servers).
+// The 1024-NPU cluster ring's trace of 16 devices peaks at 1.79 GiB and is charged 2.42 GiB.
+constexpr std::uint64_t kTraceBytesPerSync = 96;
+constexpr std::uint64_t kTraceBytesPerOperation = 768;
+constexpr std::uint64_t kTraceBytesPerLinkBurst = 512;
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return b == 0 ? a : (a + b - 1) / b;
@@ -43,11 +68,63 @@ struct TraceRates {
   bool codegen = false;
   std::uint64_t vcd_operation = 0;
   std::uint64_t vcd_burst = 0;
+  std::uint64_t timeline_sync = 0;
+  std::uint64_t timeline_operation = 0;
 
   std::uint64_t bytes(const OperationCount& c) const {
     return c.schedule_lines(codegen) * schedule_line + c.operations() * vcd_operation +
            c.bursts * vcd_burst;
   }
+  // The timeline's, but for the links and cells it shows (ShownLinks).
+  std::uint64_t timeline(const OperationCount& c) const {
+    return (c.notifies + c.waits) * timeline_sync + c.operations() * timeline_operation;
+  }
+};
+
+// What a timeline trace keeps of the links and signal cells it shows. A shown link carries the
+// bursts of every rank whose route crosses it, shown or not: a cluster's leaf and spine links
+// are shown whatever the devices, and carry every server's flows; a ring's link carries the
+// flows passing through. So every rank's remote bursts (and notifies) are charged once per
+// shown link on their route, which bounds every change those links record.
+class ShownLinks {
+ public:
+  ShownLinks(const PlatformConfig& config, const std::vector<int>& devices, std::vector<int> shown)
+      : fabric_(config), devices_(devices), shown_(std::move(shown)) {
+    std::sort(shown_.begin(), shown_.end());
+  }
+
+  // `count` bursts whose data flows from rank `from` to rank `to`.
+  void cross(int from, int to, std::uint64_t count) {
+    const int a = devices_.at(static_cast<std::size_t>(from));
+    const int b = devices_.at(static_cast<std::size_t>(to));
+    const std::uint64_t key = static_cast<std::uint64_t>(a) << 32 | static_cast<std::uint32_t>(b);
+    auto found = crossed_.find(key);
+    if (found == crossed_.end()) {
+      std::uint64_t links = 0;
+      for (Fabric::LinkId id : fabric_.route(a, b).links) {
+        const int device = fabric_.scope_device(id);
+        if (device < 0 || shows(device)) ++links;
+      }
+      found = crossed_.emplace(key, links).first;
+    }
+    bytes += count * found->second * kTraceBytesPerLinkBurst;
+  }
+  // A notify landing in rank `to`'s signal cells.
+  void land(int to) {
+    if (shows(devices_.at(static_cast<std::size_t>(to)))) bytes += kTraceBytesPerLinkBurst;
+  }
+  // Routes are kept for one rank's peers only: a mesh's would be every pair's.
+  void next_rank() { crossed_.clear(); }
+
+  std::uint64_t bytes = 0;
+
+ private:
+  bool shows(int device) const { return std::binary_search(shown_.begin(), shown_.end(), device); }
+
+  Fabric fabric_;
+  const std::vector<int>& devices_;
+  std::vector<int> shown_;
+  std::unordered_map<std::uint64_t, std::uint64_t> crossed_;  // device pair: shown links crossed
 };
 
 // The counted costs' share of the memory limit: counting stops once the ranks counted cost
@@ -56,18 +133,23 @@ struct TraceRates {
 struct TraceBudget {
   std::uint64_t left = 0;
   std::uint64_t traces = 0;          // of the ranks counted before this one
+  std::uint64_t timeline = 0;        // of the ranks counted before this one, but `links`
   std::uint64_t operations = 0;      // of the ranks counted before this one
   std::uint64_t record_rate = 0;     // bytes per operation, when records are kept
   TraceRates rates;                  // of this rank
   std::vector<std::uint64_t> cells;  // per rank and signal: cells charged there
   std::uint64_t cell_rate = 0;       // bytes per cell
   std::uint64_t cell_bytes = 0;
+  ShownLinks* links = nullptr;  // with a timeline trace
 
   std::uint64_t records(const OperationCount& c) const {
     return (operations + c.operations()) * record_rate;
   }
+  std::uint64_t timeline_bytes(const OperationCount& c) const {
+    return timeline + rates.timeline(c) + (links != nullptr ? links->bytes : 0);
+  }
   std::uint64_t spent(const OperationCount& c) const {
-    return traces + rates.bytes(c) + records(c) + cell_bytes;
+    return traces + rates.bytes(c) + records(c) + cell_bytes + timeline_bytes(c);
   }
 };
 struct OverBudget {};
@@ -115,18 +197,22 @@ class CountingRank final : public Rank {
   void release(const Tile&) override {}
   void load(const Tile&, const Tensor& src, std::uint64_t, std::uint64_t count) override {
     transfer(src, count);
+    counted();
   }
   void store(const Tile&, const Tensor& dst, std::uint64_t, std::uint64_t count) override {
     transfer(dst, count);
+    counted();
   }
-  Transfer remote_load_async(const Tile&, const Tensor& window, int, std::uint64_t,
+  Transfer remote_load_async(const Tile&, const Tensor& window, int peer, std::uint64_t,
                              std::uint64_t count) override {
-    transfer(window, count);
+    cross(peer, rank_, transfer(window, count));  // a read's data flows back from the peer
+    counted();
     return {};
   }
-  Transfer remote_store_async(const Tile&, const Tensor& window, int, std::uint64_t,
+  Transfer remote_store_async(const Tile&, const Tensor& window, int peer, std::uint64_t,
                               std::uint64_t count, StoreOp) override {
-    transfer(window, count);
+    cross(rank_, peer, transfer(window, count));
+    counted();
     return {};
   }
   void sync(const Transfer&) override {}
@@ -145,6 +231,10 @@ class CountingRank final : public Rank {
         ++charged;
         budget_->cell_bytes += budget_->cell_rate;
       }
+      if (budget_->links != nullptr) {
+        budget_->links->cross(rank_, peer, 1);
+        budget_->links->land(peer);
+      }
     }
     counted();
   }
@@ -158,10 +248,17 @@ class CountingRank final : public Rank {
   }
 
  private:
-  void transfer(const Tensor& tensor, std::uint64_t count) {
-    count_.bursts += ceil_div(count * dtype_bytes(tensor.dtype), burst_bytes_);
+  // The transfer's bursts.
+  std::uint64_t transfer(const Tensor& tensor, std::uint64_t count) {
+    const std::uint64_t bursts = ceil_div(count * dtype_bytes(tensor.dtype), burst_bytes_);
+    count_.bursts += bursts;
     ++count_.transfers;
-    counted();
+    return bursts;
+  }
+  void cross(int from, int to, std::uint64_t bursts) {
+    if (budget_ != nullptr && budget_->links != nullptr && from >= 0 && from < problem_.ranks &&
+        to >= 0 && to < problem_.ranks)
+      budget_->links->cross(from, to, bursts);
   }
   // A body of 10^14 elements must not be walked to the end to find that its traces do not fit.
   void counted() const {
@@ -240,8 +337,10 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
       request.timing_only
           ? 0
           : ranks * static_cast<std::uint64_t>(problem.core_num) * config.ub_physical_bytes;
-  estimate.fixed = static_cast<std::uint64_t>(config.devices) * kDeviceOverheadBytes;
-  const bool traced = request.record_schedule || !request.vcd_path.empty();
+  estimate.fixed = static_cast<std::uint64_t>(config.devices) * kDeviceOverheadBytes +
+                   ranks * static_cast<std::uint64_t>(problem.core_num) * kBlockOverheadBytes;
+  const bool timeline = !request.trace_path.empty();
+  const bool traced = request.record_schedule || !request.vcd_path.empty() || timeline;
   if (estimate.total() >= limit) {  // refused whatever the operations: nothing to count
     estimate.counted_in_part = traced || request.keep_records || every_cell > 0;
     return estimate;
@@ -251,11 +350,16 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
     return estimate;
   }
   // What the kernel's bodies ask for, counted rank by rank: the cells their notifies write,
-  // the records of every operation, the schedule's lines of every rank and the VCD's changes
-  // of the devices it shows (--vcd-devices).
+  // the records of every operation, the schedule's lines of every rank, the VCD's changes of the
+  // devices it shows (--vcd-devices) and the timeline's (--trace-devices, and the links).
   const std::vector<int>& shown =
       request.vcd_devices.empty() ? request.devices : request.vcd_devices;
+  const std::vector<int>& in_trace =
+      request.trace_devices.empty() ? request.devices : request.trace_devices;
+  std::optional<ShownLinks> links;
+  if (timeline) links.emplace(config, request.devices, in_trace);
   TraceBudget budget;
+  budget.links = links ? &*links : nullptr;
   budget.left = limit > estimate.total() ? limit - estimate.total() : 0;
   budget.record_rate = request.keep_records ? kRecordBytesPerOperation : 0;
   budget.cells.assign(ranks * layout.signals.size(), 0);
@@ -264,13 +368,21 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
     estimate.signal_cells = budget.cell_bytes;
     estimate.records = budget.records(count);
     estimate.traces = budget.traces + budget.rates.bytes(count);
+    estimate.timeline = budget.timeline_bytes(count);
   };
   for (int rank = 0; rank < problem.ranks; ++rank) {
-    const bool in_vcd = !request.vcd_path.empty() &&
-                        std::find(shown.begin(), shown.end(),
-                                  request.devices[static_cast<std::size_t>(rank)]) != shown.end();
-    budget.rates = {request.record_schedule ? kScheduleLineBytes : 0, !config.codegen.name.empty(),
-                    in_vcd ? kVcdBytesPerOperation : 0, in_vcd ? kVcdBytesPerBurst : 0};
+    const int device = request.devices[static_cast<std::size_t>(rank)];
+    const bool in_vcd =
+        !request.vcd_path.empty() && std::find(shown.begin(), shown.end(), device) != shown.end();
+    const bool shown_in_trace =
+        timeline && std::find(in_trace.begin(), in_trace.end(), device) != in_trace.end();
+    budget.rates = {request.record_schedule ? kScheduleLineBytes : 0,
+                    !config.codegen.name.empty(),
+                    in_vcd ? kVcdBytesPerOperation : 0,
+                    in_vcd ? kVcdBytesPerBurst : 0,
+                    timeline ? kTraceBytesPerSync : 0,
+                    shown_in_trace ? kTraceBytesPerOperation : 0};
+    if (links) links->next_rank();
     OperationCount count;
     try {
       count_rank(request, kernel, problem, layout, rank, &budget, count);
@@ -281,6 +393,7 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
     }
     settle(count);
     budget.traces += budget.rates.bytes(count);
+    budget.timeline += budget.rates.timeline(count);
     budget.operations += count.operations();
   }
   return estimate;
@@ -326,14 +439,59 @@ std::string format_bytes(std::uint64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-// What would shrink the run, naming only what the request does not already do.
-std::string remedies(const RunRequest& request, const MemoryEstimate& estimate) {
+// The option that sized the platform on the command line, empty when none did.
+std::string size_option_given(const RunRequest& request) {
+  const std::vector<std::string>& given = request.overridden_keys;
+  for (const char* key : {"platform.devices", "cluster.servers", "superpod.nodes"}) {
+    if (std::find(given.begin(), given.end(), key) != given.end()) return std::string("--") + key;
+  }
+  return "";
+}
+
+// The option that sizes the platform: the one given, else the one its topology reads.
+std::string size_option(const RunRequest& request) {
+  const std::string given = size_option_given(request);
+  if (!given.empty()) return given;
+  switch (request.platform.topology) {
+    case Topology::Cluster:
+      return "--cluster.servers";
+    case Topology::Superpod:
+      return "--superpod.nodes";
+    default:
+      return "--platform.devices";
+  }
+}
+
+// What would shrink the run, naming only what the request does not already do. The device
+// models and the signal cells grow with the ranks, not with --size.
+std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
+                     std::uint64_t limit) {
   std::vector<std::string> ways;
   if (!request.timing_only) ways.push_back("--timing-only");
-  if (estimate.records > 0) ways.push_back("-q (no records)");
+  // A trace keeps the records whatever -q says.
+  if (estimate.records > 0 && !request.quiet && request.trace_path.empty())
+    ways.push_back("-q (no records)");
   if (!request.vcd_path.empty() && request.vcd_devices.empty())
     ways.push_back("--vcd-devices to show fewer devices");
-  ways.push_back(estimate.signal_cells > estimate.total() / 2 ? "fewer ranks" : "a smaller --size");
+  if (!request.trace_path.empty() && request.trace_devices.empty())
+    ways.push_back("--trace-devices to show fewer devices");
+  // Counted in part, the charges counted may yet outgrow a part: it dominates only past the
+  // limit on its own.
+  const auto dominates = [&](std::uint64_t part) {
+    return estimate.counted_in_part ? part > limit : part > estimate.total() / 2;
+  };
+  const bool every_device =
+      request.devices.size() == static_cast<std::size_t>(request.platform.devices);
+  // Devices that take no part cost their models all the same.
+  if (dominates(static_cast<std::uint64_t>(request.platform.devices) * kDeviceOverheadBytes)) {
+    ways.push_back("a smaller platform (" + size_option(request) + ")");
+  } else if (dominates(estimate.fixed + estimate.signal_cells)) {
+    // With every device taking part, the option that sized the platform sets the ranks.
+    const std::string given = size_option_given(request);
+    ways.push_back("fewer ranks (" + (every_device && !given.empty() ? given : "-d") + ")");
+  } else {
+    ways.push_back("a smaller --size");
+  }
   std::string text;
   for (const std::string& way : ways) text += way + ", ";
   return text + "or a larger --memory-limit";
@@ -353,15 +511,17 @@ void check_memory(const RunRequest& request, const KernelSpec& kernel, const Pro
   if (estimate.signal_cells > 0)
     parts += ", signal cells " + more + format_bytes(estimate.signal_cells);
   if (estimate.records > 0) parts += ", records " + more + format_bytes(estimate.records);
-  if (estimate.traces > 0 || !estimate.counted_in_part)
+  if (estimate.traces > 0 || (!estimate.counted_in_part && request.trace_path.empty()))
     parts += ", traces " + more + format_bytes(estimate.traces);
+  if (!request.trace_path.empty())
+    parts += ", timeline trace " + more + format_bytes(estimate.timeline);
   parts += ", device models " + format_bytes(estimate.fixed);
   throw InputError("--size: " + std::to_string(problem.elements) + " elements per rank on " +
                    std::to_string(request.devices.size()) + " ranks needs " +
                    (estimate.counted_in_part ? "more than " : "about ") +
                    format_bytes(estimate.total()) + " of host memory (" + parts +
                    "), more than the memory limit of " + format_bytes(limit) + "; use " +
-                   remedies(request, estimate));
+                   remedies(request, estimate, limit));
 }
 
 }  // namespace ars

@@ -21,13 +21,16 @@ struct MemoryEstimate {
   std::uint64_t unified_buffers = 0;
   std::uint64_t records = 0;  // the report's records of every operation (not kept with -q)
   std::uint64_t traces = 0;   // schedule lines and VCD changes
+  // The timeline trace (--trace): its changes and events, and every rank's sync records.
+  std::uint64_t timeline = 0;
   // The operations were counted only until the total passed the limit: `signal_cells`,
-  // `records` and `traces` are less than theirs.
+  // `records`, `traces` and `timeline` are less than theirs.
   bool counted_in_part = false;
-  std::uint64_t fixed = 0;  // modules and SystemC thread stacks of every device
+  std::uint64_t fixed = 0;  // modules and SystemC thread stacks of every device and rank's block
 
   std::uint64_t total() const {
-    return global_memory + signal_cells + staging + unified_buffers + records + traces + fixed;
+    return global_memory + signal_cells + staging + unified_buffers + records + traces + timeline +
+           fixed;
   }
 };
 
@@ -57,9 +60,9 @@ std::vector<OperationCount> count_operations(const RunRequest& request, const Ke
 OperationCount count_rank_operations(const RunRequest& request, const KernelSpec& kernel,
                                      const Problem& problem, const Layout& layout, int rank);
 
-// The signal cells, the records and the traces are estimated from the operations counted, rank
-// by rank, until the total passes `limit`; a run whose every signal cell fits and that keeps
-// neither records nor traces is not counted.
+// The signal cells, the records and the traces (the timeline's included) are estimated from the
+// operations counted, rank by rank, until the total passes `limit`; a run whose every signal
+// cell fits and that keeps neither records nor traces is not counted.
 MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kernel,
                                const Problem& problem, const Layout& layout, std::uint64_t limit);
 

@@ -93,14 +93,39 @@ const BadInput kRows[] = {
      nullptr,
      "more than the memory limit of 256.00 MiB"},
     // The builtin ring's full-mesh barriers write all 2(P-1) x P cells of every rank's signal:
-    // 384 ranks need 113 M cells, counted until they pass the limit.
+    // 384 ranks need 113 M cells, counted until they pass what the device models (384 x (12 +
+    // 72) KiB = 31.5 MiB) leave of the limit.
     {"SignalCellsBeyondMemoryLimit",
      {"-p", "a3-superpod", "-d", "all", "-k", "builtin_ring", "--size", "384KiB", "--timing-only",
       "-q", "--memory-limit", "1GiB"},
      nullptr,
-     "(global memory 0.00 B, signal cells more than 640.00 MiB, device models 384.00 MiB), more "
+     "(global memory 0.00 B, signal cells more than 992.50 MiB, device models 31.50 MiB), more "
      "than the memory limit of "
-     "1.00 GiB; use fewer ranks, or a larger --memory-limit",
+     "1.00 GiB; use fewer ranks (-d), or a larger --memory-limit",
+     false},
+    // The ranks are the platform's devices, sized by the option given.
+    {"SignalCellsOfTheNodesGivenBeyondMemoryLimit",
+     {"-p", "a3-superpod", "--superpod.nodes", "48", "-d", "all", "-k", "builtin_ring", "--size",
+      "384KiB", "--timing-only", "-q", "--memory-limit", "1GiB"},
+     nullptr,
+     "use fewer ranks (--superpod.nodes), or a larger --memory-limit",
+     false},
+    // The quiet ring's device models alone, 256 x (12 + 72) KiB = 21 MiB, pass the limit.
+    {"DeviceModelsBeyondMemoryLimit",
+     {"-p", "ring8", "--platform.devices", "256", "-d", "all", "-k", "ring", "--size", "64KiB",
+      "--timing-only", "-q", "--memory-limit", "16MiB"},
+     nullptr,
+     "256 ranks needs more than 21.00 MiB of host memory (global memory 0.00 B, device models "
+     "21.00 MiB), more than the memory limit of 16.00 MiB; use fewer ranks (--platform.devices), "
+     "or a larger --memory-limit",
+     false},
+    // Devices taking no part cost their models (4096 x 12 KiB, and 2 x 72 KiB for the ranks):
+    // fewer ranks would not help.
+    {"IdleDevicesBeyondMemoryLimit",
+     {"-p", "ring8", "--platform.devices", "4096", "-d", "0-1", "-q", "--memory-limit", "32MiB"},
+     nullptr,
+     "device models 48.14 MiB), more than the memory limit of 32.00 MiB; use --timing-only, a "
+     "smaller platform (--platform.devices), or a larger --memory-limit",
      false},
     {"MemoryLimitNonNumeric", {"--memory-limit", "plenty"}, nullptr, "'plenty'"},
     {"MemoryLimitZero", {"--memory-limit", "0"}, nullptr, "--memory-limit: '0'"},

@@ -5,8 +5,10 @@
 
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "kernels/registry.h"
+#include "models/fabric.h"
 #include "sim/cli.h"
 #include "sim/config.h"
 #include "sim/run.h"
@@ -105,6 +107,36 @@ TEST(ClusterWaveform, NamesLinksByPlaceAndDeclaresOnlyTheRunsDevices) {
   }
   EXPECT_EQ(vcd.find("$scope module dev6 $end"), std::string::npos);
   EXPECT_EQ(vcd.find("down_to_dev7"), std::string::npos);
+}
+
+// The device a link's scope names, as the memory guard reads it to charge a trace's links: the
+// number of "devN", -1 for a leaf's, spine's or node's, for every link of every topology.
+TEST(Fabric, ScopeDeviceIsTheDeviceTheLinksScopeNames) {
+  // (platform, whether it has switches' links: the cluster's leaves and spines, the nodes)
+  const std::pair<const char*, bool> platforms[] = {{"a2a3-cluster", true},
+                                                    {"a3-superpod", true},
+                                                    {"ring8", false},
+                                                    {"switch16", false},
+                                                    {"a2a3", false}};
+  for (const auto& [platform, switched] : platforms) {
+    RunRequest request;
+    if (switched) {
+      request = small_machine(platform);
+    } else {
+      request.platform =
+          load_platform(resolve_platform_path(platform), boost::program_options::variables_map());
+      for (int d = 0; d < request.platform.devices; ++d) request.devices.push_back(d);
+    }
+    const Fabric fabric(request.platform);
+    int switch_links = 0;
+    for (Fabric::LinkId id : fabric.traced_links(request.devices)) {
+      const std::string scope = fabric.link(id).scope;
+      const int device = scope.rfind("dev", 0) == 0 ? std::stoi(scope.substr(3)) : -1;
+      EXPECT_EQ(fabric.scope_device(id), device) << platform << " " << scope;
+      if (device < 0) ++switch_links;
+    }
+    EXPECT_EQ(switch_links > 0, switched) << platform;
+  }
 }
 
 }  // namespace

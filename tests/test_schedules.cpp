@@ -203,5 +203,81 @@ TEST(GuardEstimate, ChargesTheCellsTheNotifiesWriteAndTheRecordsKept) {
   EXPECT_EQ(guard_view(args).estimate.signal_cells, 5u * 40 * 48);
 }
 
+// The device models: 12 KiB a device of the platform, taking part or not, and 72 KiB a block of
+// every rank. host_mesh on the 910B2's 8 devices, 4 ranks of 8 blocks: 8 x 12 + 4 x 8 x 72 =
+// 2400 KiB; the ring on 2 devices of a 64-device ring8: 64 x 12 + 2 x 72 = 912 KiB.
+TEST(GuardEstimate, ChargesTheDeviceModelsPerDeviceAndPerBlock) {
+  EXPECT_EQ(guard_view({"-p", "a2a3-910b2", "-d", "0-3", "-k", "host_mesh", "--core-num", "8",
+                        "--size", "64KiB", "--timing-only", "-q"})
+                .estimate.fixed,
+            2400u << 10);
+  EXPECT_EQ(guard_view({"-p", "ring8", "--platform.devices", "64", "-d", "0,1", "-k", "ring",
+                        "--size", "64KiB", "--timing-only", "-q"})
+                .estimate.fixed,
+            912u << 10);
+}
+
+// A timeline trace keeps every rank's notify and wait records (96 B each), its shown devices'
+// slices (768 B an operation), and 512 B for each burst or notify crossing a link it shows and
+// each notify landing on a shown device's cells. The ring at P = 4 on ring8's devices 0-3,
+// 64 KiB a rank: every rank has 54 operations, 12 of them notifies and waits, pulls 6 chunks of
+// 16 KiB (32 bursts each, 192) from its left neighbour and notifies its right one 6 times. Rank
+// 0's left neighbour, device 3, is three links away the short way round (dev3, dev2 and dev1
+// towards dev0), as is rank 3's right neighbour, so devices not shown carry shown links' bursts.
+// Devices 0 and 1 shown, the links from dev0 and dev1 are: rank 0's pulls cross dev1's link
+// (192), its notifies dev0's and land on dev1 (12); rank 1's pulls dev0's (192), its notifies
+// dev1's (6); rank 2's pulls dev1's (192); rank 3's notifies dev1's and land on dev0 (12): 606
+// x 512 + 4 x 12 x 96 + 2 x 54 x 768 = 397824 B. Every device shown: rank 0 3 x 192 + 12, ranks
+// 1 and 2 192 + 12 each, rank 3 192 + 6 x (3 + 1): 1212 x 512 + 4608 + 4 x 54 x 768 = 791040 B.
+const std::vector<std::string> kTracedRing = {
+    "-p", "ring8", "-d", "0-3", "-k", "ring", "--size", "64KiB", "--timing-only", "-q", "--trace"};
+
+TEST(GuardEstimate, ChargesTheTimelineTraceOfTheDevicesAndLinksShown) {
+  std::vector<std::string> args = kTracedRing;
+  args.push_back("run.json");
+  const MemoryEstimate every = guard_view(args).estimate;
+  EXPECT_EQ(every.timeline, 791040u);
+  EXPECT_EQ(every.traces, 0u);
+  EXPECT_EQ(every.records, 32u * 216);  // a trace keeps the records, -q or not
+  args.insert(args.end(), {"--trace-devices", "0,1"});
+  const MemoryEstimate two = guard_view(args).estimate;
+  EXPECT_EQ(two.timeline, 397824u);
+  // 1152 B of cells (the hand ring's 6 a rank, 48 B with records) and 384 KiB of device models.
+  EXPECT_EQ(two.total(), 397824u + 32 * 216 + 1152 + (384u << 10));
+}
+
+// A trace is refused under a limit just below its estimate, naming the timeline's part and the
+// way out, and runs under the estimate itself.
+TEST(GuardEstimate, RefusesATimelineTraceOverTheLimit) {
+  ScratchDir dir;
+  std::vector<std::string> args = kTracedRing;
+  args.insert(args.end(), {dir / "run.json", "--trace-devices", "0,1", "--memory-limit"});
+  const std::uint64_t estimate = 397824u + 32 * 216 + 1152 + (384u << 10);  // 780.38 KiB
+  args.push_back(std::to_string(estimate - 1));
+  const auto below = run_binary(args);
+  EXPECT_EQ(below.exit_code, 2);
+  EXPECT_NE(below.err.find("needs more than 780.38 KiB of host memory (global memory 0.00 B, "
+                           "signal cells more than 1.12 KiB, records more than 6.75 KiB, "
+                           "timeline trace more than 388.50 KiB, device models 384.00 KiB), "
+                           "more than the memory limit of 780.37 KiB; use a smaller --size, or "
+                           "a larger --memory-limit\n"),
+            std::string::npos)
+      << below.err;
+  EXPECT_FALSE(std::ifstream(dir / "run.json").good());
+  args.back() = std::to_string(estimate);
+  const auto at = run_binary(args);
+  EXPECT_EQ(at.exit_code, 0) << at.err;
+  EXPECT_NE(read_file(dir / "run.json").find("\"traceEvents\""), std::string::npos);
+  // Every device shown, the way out names --trace-devices.
+  args.erase(args.end() - 4, args.end() - 2);
+  const auto every = run_binary(args);
+  EXPECT_EQ(every.exit_code, 2);
+  EXPECT_NE(every.err.find(", timeline trace more than "), std::string::npos) << every.err;
+  EXPECT_NE(every.err.find("; use --trace-devices to show fewer devices, a smaller --size, or a "
+                           "larger --memory-limit\n"),
+            std::string::npos)
+      << every.err;
+}
+
 }  // namespace
 }  // namespace ars

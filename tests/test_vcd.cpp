@@ -322,8 +322,9 @@ TEST(Vcd, MemoryGuardChargesTheOperationsOfTheDevicesShown) {
 }
 
 // Under the limit, the guard counts only until the total passes it: the waveform of every
-// device (14.61 MiB of changes over 64 MiB of fixed costs and the cells the ring's notifies
-// write) is refused under 72 MiB as "more than" what it counted; two devices run.
+// device (14.61 MiB of changes over 5.25 MiB of device models, 64 x (12 + 72) KiB, and the
+// cells the ring's notifies write) is refused under 16 MiB as "more than" what it counted; two
+// devices run.
 TEST(Vcd, MemoryGuardRefusesAWaveformOverTheLimitAndNamesTheWayOut) {
   ScratchDir dir;
   const std::vector<std::string> run = {"-p",
@@ -340,16 +341,16 @@ TEST(Vcd, MemoryGuardRefusesAWaveformOverTheLimitAndNamesTheWayOut) {
                                         "--vcd",
                                         dir / "w.vcd",
                                         "--memory-limit",
-                                        "72MiB",
+                                        "16MiB",
                                         "-q"};
   const auto every = run_binary(run);
   EXPECT_EQ(every.exit_code, 2);
-  EXPECT_NE(every.err.find("needs more than 72.00 MiB of host memory (global memory 0.00 B, "
+  EXPECT_NE(every.err.find("needs more than 16.00 MiB of host memory (global memory 0.00 B, "
                            "signal cells more than "),
             std::string::npos)
       << every.err;
   EXPECT_NE(every.err.find(", traces more than "), std::string::npos) << every.err;
-  EXPECT_NE(every.err.find("), more than the memory limit of 72.00 MiB; use "
+  EXPECT_NE(every.err.find("), more than the memory limit of 16.00 MiB; use "
                            "--vcd-devices to show fewer devices, a smaller --size, or a larger "
                            "--memory-limit\n"),
             std::string::npos)
