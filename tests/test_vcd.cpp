@@ -317,8 +317,8 @@ TEST(Vcd, MemoryGuardChargesTheOperationsOfTheDevicesShown) {
   EXPECT_EQ(estimate(no_vcd).traces, 0u);
   std::vector<std::string> with_schedule = two;
   with_schedule.insert(with_schedule.end(), {"--dump-schedule", "s.txt"});
-  // Every rank's lines in the dump (320 B each, one per operation), and the two devices' VCD.
-  EXPECT_EQ(estimate(with_schedule).traces, 64u * 1014 * 320 + 2u * 239424);
+  // Every rank's lines in the dump (96 B each, one per operation), and the two devices' VCD.
+  EXPECT_EQ(estimate(with_schedule).traces, 64u * 1014 * 96 + 2u * 239424);
 }
 
 // Under the limit, the guard counts only until the total passes it: the waveform of every
