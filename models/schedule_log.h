@@ -1,7 +1,8 @@
 // The operations a core executed, in the order it issued them: one text line each, with the
 // time it was issued. The lines are kept end to end in one buffer, each ended by a line break:
 // a dump at a thousand ranks holds millions of lines, and a string apiece cost about three
-// times its text.
+// times its text. A buffer is one core's, so its growth copies that core's lines, not the run's,
+// and the capacity it has not filled yet is never touched (not resident).
 #pragma once
 
 #include <cstdint>
