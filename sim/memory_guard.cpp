@@ -32,6 +32,13 @@ constexpr std::uint64_t kBlockOverheadBytes = 72 << 10;
 constexpr std::uint64_t kScheduleLineBytes = 96;
 constexpr std::uint64_t kVcdBytesPerBurst = 96;
 constexpr std::uint64_t kVcdBytesPerOperation = 128;
+// A waveform also keeps the links of a cluster's leaves and spines and of the devices that take
+// no part, which carry other ranks' bursts (ShownLinks): 2-4 changes of 32 B a burst and link,
+// held twice while they grow and once more to be sorted. Measured against the quiet run and the
+// shown devices' own charge: about 180 B for the 16-server cluster's two_phase (4 devices shown,
+// 278 MiB at its peak, charged 394 MiB), about 100 B for its ring (8 shown, 49 and 87 MiB); the
+// 1024-NPU cluster ring with 8 devices shown peaks at 368 MiB and is charged 750-790 MiB.
+constexpr std::uint64_t kVcdBytesPerLinkBurst = 256;
 // A written signal cell in its device's table, measured at 24 B (the builtin ring at P = 256 on
 // ring8, 33.4 M cells in 809 MB), and with records its last writer (16 B). A memory's written
 // cells are at most its signals' cells and at most the notifies it receives: the hand ring
@@ -82,16 +89,25 @@ struct TraceRates {
   }
 };
 
-// What a timeline trace keeps of the links and signal cells it shows. A shown link carries the
-// bursts of every rank whose route crosses it, shown or not: a cluster's leaf and spine links
-// are shown whatever the devices, and carry every server's flows; a ring's link carries the
-// flows passing through. So every rank's remote bursts (and notifies) are charged once per
-// shown link on their route, which bounds every change those links record.
+// What a timeline trace or a waveform keeps of the links and signal cells it shows. A shown
+// link carries the bursts of every rank whose route crosses it, shown or not: a cluster's leaf
+// and spine links are shown whatever the devices, and carry every server's flows; a ring's link
+// carries the flows passing through. So every rank's remote bursts (and notifies) are charged
+// `rate` once per shown link on their route, which bounds every change those links record.
 class ShownLinks {
  public:
-  ShownLinks(const PlatformConfig& config, const std::vector<int>& devices, std::vector<int> shown)
-      : fabric_(config), devices_(devices), shown_(std::move(shown)) {
+  // The links of `shown` devices are shown, and with `idle_shown` those of devices that take no
+  // part (a waveform keeps them, a timeline does not).
+  ShownLinks(const PlatformConfig& config, std::vector<int> devices, std::vector<int> shown,
+             bool idle_shown, std::uint64_t rate)
+      : fabric_(config),
+        devices_(std::move(devices)),
+        shown_(std::move(shown)),
+        idle_shown_(idle_shown),
+        rate_(rate) {
     std::sort(shown_.begin(), shown_.end());
+    taking_part_ = devices_;
+    std::sort(taking_part_.begin(), taking_part_.end());
   }
 
   // `count` bursts whose data flows from rank `from` to rank `to`.
@@ -104,15 +120,15 @@ class ShownLinks {
       std::uint64_t links = 0;
       for (Fabric::LinkId id : fabric_.route(a, b).links) {
         const int device = fabric_.scope_device(id);
-        if (device < 0 || shows(device)) ++links;
+        if (device < 0 || shows(device) || (idle_shown_ && !takes_part(device))) ++links;
       }
       found = crossed_.emplace(key, links).first;
     }
-    bytes += count * found->second * kTraceBytesPerLinkBurst;
+    bytes += count * found->second * rate_;
   }
   // A notify landing in rank `to`'s signal cells.
   void land(int to) {
-    if (shows(devices_.at(static_cast<std::size_t>(to)))) bytes += kTraceBytesPerLinkBurst;
+    if (shows(devices_.at(static_cast<std::size_t>(to)))) bytes += rate_;
   }
   // Routes are kept for one rank's peers only: a mesh's would be every pair's.
   void next_rank() { crossed_.clear(); }
@@ -121,10 +137,16 @@ class ShownLinks {
 
  private:
   bool shows(int device) const { return std::binary_search(shown_.begin(), shown_.end(), device); }
+  bool takes_part(int device) const {
+    return std::binary_search(taking_part_.begin(), taking_part_.end(), device);
+  }
 
   Fabric fabric_;
-  const std::vector<int>& devices_;
+  std::vector<int> devices_;  // by rank
   std::vector<int> shown_;
+  std::vector<int> taking_part_;
+  bool idle_shown_;
+  std::uint64_t rate_;
   std::unordered_map<std::uint64_t, std::uint64_t> crossed_;  // device pair: shown links crossed
 };
 
@@ -141,7 +163,8 @@ struct TraceBudget {
   std::vector<std::uint64_t> cells;  // per rank and signal: cells charged there
   std::uint64_t cell_rate = 0;       // bytes per cell
   std::uint64_t cell_bytes = 0;
-  ShownLinks* links = nullptr;  // with a timeline trace
+  ShownLinks* links = nullptr;      // with a timeline trace
+  ShownLinks* vcd_links = nullptr;  // with a waveform
 
   std::uint64_t records(const OperationCount& c) const {
     return (operations + c.operations()) * record_rate;
@@ -149,8 +172,11 @@ struct TraceBudget {
   std::uint64_t timeline_bytes(const OperationCount& c) const {
     return timeline + rates.timeline(c) + (links != nullptr ? links->bytes : 0);
   }
+  std::uint64_t trace_bytes(const OperationCount& c) const {
+    return traces + rates.bytes(c) + (vcd_links != nullptr ? vcd_links->bytes : 0);
+  }
   std::uint64_t spent(const OperationCount& c) const {
-    return traces + rates.bytes(c) + records(c) + cell_bytes + timeline_bytes(c);
+    return trace_bytes(c) + records(c) + cell_bytes + timeline_bytes(c);
   }
 };
 struct OverBudget {};
@@ -232,9 +258,10 @@ class CountingRank final : public Rank {
         ++charged;
         budget_->cell_bytes += budget_->cell_rate;
       }
-      if (budget_->links != nullptr) {
-        budget_->links->cross(rank_, peer, 1);
-        budget_->links->land(peer);
+      for (ShownLinks* links : {budget_->links, budget_->vcd_links}) {
+        if (links == nullptr) continue;
+        links->cross(rank_, peer, 1);
+        links->land(peer);
       }
     }
     counted();
@@ -257,9 +284,11 @@ class CountingRank final : public Rank {
     return bursts;
   }
   void cross(int from, int to, std::uint64_t bursts) {
-    if (budget_ != nullptr && budget_->links != nullptr && from >= 0 && from < problem_.ranks &&
-        to >= 0 && to < problem_.ranks)
-      budget_->links->cross(from, to, bursts);
+    if (budget_ == nullptr || from < 0 || from >= problem_.ranks || to < 0 || to >= problem_.ranks)
+      return;
+    for (ShownLinks* links : {budget_->links, budget_->vcd_links}) {
+      if (links != nullptr) links->cross(from, to, bursts);
+    }
   }
   // A body of 10^14 elements must not be walked to the end to find that its traces do not fit.
   void counted() const {
@@ -358,9 +387,13 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
   const std::vector<int>& in_trace =
       request.trace_devices.empty() ? request.devices : request.trace_devices;
   std::optional<ShownLinks> links;
-  if (timeline) links.emplace(config, request.devices, in_trace);
+  if (timeline) links.emplace(config, request.devices, in_trace, false, kTraceBytesPerLinkBurst);
+  std::optional<ShownLinks> vcd_links;
+  if (!request.vcd_path.empty())
+    vcd_links.emplace(config, request.devices, shown, true, kVcdBytesPerLinkBurst);
   TraceBudget budget;
   budget.links = links ? &*links : nullptr;
+  budget.vcd_links = vcd_links ? &*vcd_links : nullptr;
   budget.left = limit > estimate.total() ? limit - estimate.total() : 0;
   budget.record_rate = request.keep_records ? kRecordBytesPerOperation : 0;
   budget.cells.assign(ranks * layout.signals.size(), 0);
@@ -368,7 +401,7 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
   const auto settle = [&](const OperationCount& count) {
     estimate.signal_cells = budget.cell_bytes;
     estimate.records = budget.records(count);
-    estimate.traces = budget.traces + budget.rates.bytes(count);
+    estimate.traces = budget.trace_bytes(count);
     estimate.timeline = budget.timeline_bytes(count);
   };
   for (int rank = 0; rank < problem.ranks; ++rank) {
@@ -384,6 +417,7 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
                     timeline ? kTraceBytesPerSync : 0,
                     shown_in_trace ? kTraceBytesPerOperation : 0};
     if (links) links->next_rank();
+    if (vcd_links) vcd_links->next_rank();
     OperationCount count;
     try {
       count_rank(request, kernel, problem, layout, rank, &budget, count);

@@ -307,18 +307,39 @@ TEST(Vcd, MemoryGuardChargesTheOperationsOfTheDevicesShown) {
     const ParsedRun run = parse_run(args);
     return estimate_memory(run.request, *run.kernel, run.problem, run.layout, UINT64_MAX);
   };
+  // The links shown carry 256 B a burst or notify: each rank pulls 126 chunks of two bursts from
+  // the rank before it and notifies the rank after it 126 times, each over the one ring link
+  // of the sending device, and 126 notifies land on it. Every device shown: every link.
+  const std::uint64_t links_of_every_rank = (126 * 2 + 126 + 126) * 256;
   const MemoryEstimate every = estimate(ring);
-  EXPECT_EQ(every.traces, 64u * 239424);
+  EXPECT_EQ(every.traces, 64u * 239424 + 64 * links_of_every_rank);
   EXPECT_FALSE(every.counted_in_part);
+  // Devices 0 and 1: the links of 0 and 1, which carry ranks 1's and 2's pulls and ranks 0's
+  // and 1's notifies, and the notifies landing on 0 and 1.
   std::vector<std::string> two = ring;
   two.insert(two.end(), {"--vcd-devices", "0,1"});
-  EXPECT_EQ(estimate(two).traces, 2u * 239424);
+  const std::uint64_t links_of_two = (2 * 126 * 2 + 2 * 126 + 2 * 126) * 256;
+  EXPECT_EQ(estimate(two).traces, 2u * 239424 + links_of_two);
   std::vector<std::string> no_vcd(ring.begin(), ring.end() - 2);
   EXPECT_EQ(estimate(no_vcd).traces, 0u);
   std::vector<std::string> with_schedule = two;
   with_schedule.insert(with_schedule.end(), {"--dump-schedule", "s.txt"});
   // Every rank's lines in the dump (96 B each, one per operation), and the two devices' VCD.
-  EXPECT_EQ(estimate(with_schedule).traces, 64u * 1014 * 96 + 2u * 239424);
+  EXPECT_EQ(estimate(with_schedule).traces, 64u * 1014 * 96 + 2u * 239424 + links_of_two);
+}
+
+// A waveform keeps the links of devices that take no part, which carry the flows between the
+// ranks: the barrier of devices 0 and 3 on ring8, device 0 shown. Rank 0's notify crosses the
+// clockwise links of devices 0, 1 and 2 (all shown), rank 1's the counter-clockwise links of 3,
+// 2 and 1 (two shown) and lands on device 0: six charges of 256 B, where devices 0 and 1 have
+// two (rank 0's notify on device 0's link, and the landing), for the same operations of rank 0.
+TEST(Vcd, MemoryGuardChargesTheLinksOfDevicesThatTakeNoPart) {
+  const auto traces = [](const std::string& devices) {
+    const ParsedRun run = parse_run(
+        {"-p", "ring8", "-d", devices, "-k", "barrier", "--vcd", "w.vcd", "--vcd-devices", "0"});
+    return estimate_memory(run.request, *run.kernel, run.problem, run.layout, UINT64_MAX).traces;
+  };
+  EXPECT_EQ(traces("0,3") - traces("0,1"), (6u - 2u) * 256);
 }
 
 // Under the limit, the guard counts only until the total passes it: the waveform of every
