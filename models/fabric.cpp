@@ -37,6 +37,11 @@ Fabric::LinkId Fabric::id(Kind kind, std::uint64_t a, std::uint64_t b) {
   return (static_cast<std::uint64_t>(kind) << (2 * kFieldBits)) | (a << kFieldBits) | b;
 }
 
+Fabric::Fields Fabric::fields(LinkId id) {
+  const std::uint64_t mask = (std::uint64_t{1} << kFieldBits) - 1;
+  return {static_cast<Kind>(id >> (2 * kFieldBits)), (id >> kFieldBits) & mask, id & mask};
+}
+
 int Fabric::leaf_of(int device) const {
   const int npus = config_.cluster_npus_per_server;
   if (config_.cluster_wiring == Wiring::Rail) return device % npus;
@@ -108,10 +113,7 @@ Fabric::Route Fabric::route(int from, int to) const {
 }
 
 Fabric::Link Fabric::link(LinkId link_id) const {
-  const auto kind = static_cast<Kind>(link_id >> (2 * kFieldBits));
-  const std::uint64_t mask = (std::uint64_t{1} << kFieldBits) - 1;
-  const std::uint64_t a = (link_id >> kFieldBits) & mask;
-  const std::uint64_t b = link_id & mask;
+  const auto [kind, a, b] = fields(link_id);
   const double hccs = GBps_to_bytes_per_ps(config_.link_bandwidth_GBps);
   const double nic = GBps_to_bytes_per_ps(config_.nic_bandwidth_GBps);
   const double ub = GBps_to_bytes_per_ps(config_.superpod_bandwidth_GBps);
@@ -148,9 +150,8 @@ Fabric::Link Fabric::link(LinkId link_id) const {
 }
 
 int Fabric::scope_device(LinkId link_id) const {
-  const auto kind = static_cast<Kind>(link_id >> (2 * kFieldBits));
-  const std::uint64_t mask = (std::uint64_t{1} << kFieldBits) - 1;
-  switch (kind) {
+  const Fields f = fields(link_id);
+  switch (f.kind) {
     case Kind::Mesh:
     case Kind::Clockwise:
     case Kind::Counter:
@@ -158,7 +159,7 @@ int Fabric::scope_device(LinkId link_id) const {
     case Kind::Down:
     case Kind::NicUp:
     case Kind::UbUp:
-      return static_cast<int>((link_id >> kFieldBits) & mask);
+      return static_cast<int>(f.a);
     case Kind::LeafDown:
     case Kind::LeafUp:
     case Kind::SpineDown:

@@ -68,6 +68,13 @@ class Fabric {
     NodeDown,   // a = device
   };
   static LinkId id(Kind kind, std::uint64_t a, std::uint64_t b = 0);
+  // The fields id() packed.
+  struct Fields {
+    Kind kind;
+    std::uint64_t a;
+    std::uint64_t b;
+  };
+  static Fields fields(LinkId id);
 
   PlatformConfig config_;
   int devices_;

@@ -26,9 +26,9 @@ constexpr std::uint64_t kBlockOverheadBytes = 72 << 10;
 // Held at the run's peak, measured with GNU time's peak RSS over every kernel (P = 4 to 256,
 // 256 KiB to 4 MiB per rank), with room to spare: a schedule line 69-76 B (its text, 57-61 B,
 // kept end to end in its core's buffer, and its time; the dump is written as it is formatted);
-// a VCD's changes 30-65 B per DMA burst (the bytes in flight and
-// busy periods of the resources it crosses) and about 90 B per operation (the core's phase and
-// round, the queue's and buffer's use, the signal cells).
+// a VCD's changes 30-65 B per DMA burst (the bytes in flight and busy periods of the resources
+// it crosses) and about 90 B per operation (the core's phase and round, the queue's and
+// buffer's use, the signal cells).
 constexpr std::uint64_t kScheduleLineBytes = 96;
 constexpr std::uint64_t kVcdBytesPerBurst = 96;
 constexpr std::uint64_t kVcdBytesPerOperation = 128;
