@@ -1,6 +1,8 @@
 #include "models/bandwidth_resource.h"
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 #include <utility>
 
 #include "models/clock.h"
@@ -8,6 +10,49 @@
 namespace ars {
 
 using sc_core::sc_time;
+
+namespace {
+
+// "dev3", or "dev3 block 2" for a rank's further blocks.
+void write_owner(std::ostream& out, std::uint64_t flow) {
+  constexpr std::uint64_t kBlockMask =
+      (std::uint64_t{1} << (kFlowDeviceShift - kFlowBlockShift)) - 1;
+  out << "dev" << ((flow & ~kNotifyFlowBit) >> kFlowDeviceShift);
+  if (const std::uint64_t block = (flow >> kFlowBlockShift) & kBlockMask; block != 0)
+    out << " block " << block;
+}
+
+void write_asker(std::ostream& out, std::uint64_t flow) {
+  write_owner(out, flow);
+  if ((flow & kNotifyFlowBit) != 0) {
+    out << "'s notify";
+  } else {
+    out << "'s transfer " << (flow & 0xffffffffu) - 1;
+  }
+}
+
+}  // namespace
+
+std::string conflict_message(std::uint64_t flow, const Claim& claim) {
+  std::ostringstream where;
+  write_asker(where, flow);
+  where << " and ";
+  write_asker(where, claim.conflict_flow);
+  where << " met on " << claim.conflict_resource->place() << " at " << std::fixed
+        << std::setprecision(3) << to_ns(claim.at) << " ns";
+  // Two asking there at the same instant have no order of their own (SystemC's order of
+  // same-time events decides it); otherwise one asked inside the span of the other's bursts,
+  // already reserved.
+  if (claim.at == claim.conflict_from) {
+    where << ", both starting there at that instant";
+  } else {
+    where << ", inside ";
+    write_owner(where, claim.conflict_flow);
+    where << "'s bursts there (" << to_ns(claim.conflict_from) << " to "
+          << to_ns(claim.conflict_until) << " ns)";
+  }
+  return where.str();
+}
 
 BandwidthResource::BandwidthResource(std::string name, double bytes_per_ps)
     : bytes_per_ps_(bytes_per_ps), name_(std::move(name)) {}

@@ -15,13 +15,28 @@ namespace ars {
 
 // When a run times every DMA transfer as one step (DmaEngine), such a transfer reserves all
 // its bursts at once, each as of the time it would have asked. That gives the burst-by-burst
-// answer only while no other transfer (flow) asks for the same resource within its bursts'
-// span; a request that does is flagged as a conflict.
+// answer only while no other flow (a transfer, or a core's notifies holding a link or a
+// memory's atomics) asks for the same resource within its asks' span, a tie included; a
+// request that does is flagged as a conflict.
 class BandwidthResource;
 
+// A flow names who asks, unique in the run (0: nobody): a DMA transfer by its engine's device
+// and block and its ticket; a core's notifies share their core's, with the top bit set. Blocks
+// of one device number their tickets alike, so the block keeps them apart.
+constexpr int kFlowBlockShift = 32;
+constexpr int kFlowDeviceShift = 42;  // up to 1024 blocks (vector.cores)
+constexpr std::uint64_t kNotifyFlowBit = std::uint64_t{1} << 63;
+inline std::uint64_t transfer_flow(int device, int block, std::uint64_t ticket) {
+  return (static_cast<std::uint64_t>(device) << kFlowDeviceShift) |
+         (static_cast<std::uint64_t>(block) << kFlowBlockShift) | ((ticket + 1) & 0xffffffffu);
+}
+inline std::uint64_t notify_flow(int device, int block) {
+  return kNotifyFlowBit | transfer_flow(device, block, 0xffffffffu);
+}
+
 struct Claim {
-  bool checked = false;  // the burst belongs to a transfer timed whole
-  sc_core::sc_time at;   // when the burst asks
+  bool checked = false;  // the request belongs to a run that times its transfers whole
+  sc_core::sc_time at;   // when it asks: a burst's leaving time, a notify's issue
   bool conflict = false;
   // Where: the resource, the flow that had asked there at or after `at`, and the span of that
   // flow's asks there (starting at `at` too when the two began at the same instant: a tie).
@@ -30,6 +45,10 @@ struct Claim {
   sc_core::sc_time conflict_from;
   sc_core::sc_time conflict_until;
 };
+
+// "dev1's transfer 7 and dev0 block 2's notify met on dev0.memory_port at 12.000 ns, ...": who
+// asked (`flow`), whom it met, where and when.
+std::string conflict_message(std::uint64_t flow, const Claim& claim);
 
 class BandwidthResource {
  public:

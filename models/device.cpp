@@ -16,7 +16,7 @@ Device::Device(sc_core::sc_module_name name, const PlatformConfig& config, int i
     block_binding.block = b;
     Block block;
     block.ub = std::make_unique<UnifiedBuffer>(("ub" + suffix).c_str(), config, !timing_only);
-    block.dma = std::make_unique<DmaEngine>(("dma" + suffix).c_str(), config, index);
+    block.dma = std::make_unique<DmaEngine>(("dma" + suffix).c_str(), config, index, b);
     block.core = std::make_unique<VectorCore>(("core" + suffix).c_str(), config,
                                               std::move(block_binding), *block.ub, *block.dma, gm);
     block.dma->to_ub.bind(block.ub->from_core);

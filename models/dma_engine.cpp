@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
@@ -22,26 +21,6 @@ constexpr std::size_t kQueueStackBytes = 64 * 1024;
 // look at a record long out of the cache.
 constexpr std::uint64_t kRecordsHeld = 128;
 
-// Built out of line, so that no stream or string widens the frames of submit() and the burst
-// loop (see vector_core.cpp).
-[[gnu::cold, gnu::noinline]] std::string conflict_message(int device, std::uint64_t ticket,
-                                                          const Claim& claim) {
-  const int other = static_cast<int>(claim.conflict_flow >> 32);
-  std::ostringstream where;
-  where << "dev" << device << "'s transfer " << ticket << " and dev" << other << "'s transfer "
-        << (claim.conflict_flow & 0xffffffffu) - 1 << " met on " << claim.conflict_resource->place()
-        << " at " << std::fixed << std::setprecision(3) << to_ns(claim.at) << " ns";
-  // Two transfers starting there at the same instant have no order of their own (SystemC's
-  // order of same-time events decides it, burst by burst); otherwise one asked inside the
-  // span of the other's bursts, already reserved.
-  if (claim.at == claim.conflict_from)
-    where << ", both starting there at that instant";
-  else
-    where << ", inside dev" << other << "'s bursts there (" << to_ns(claim.conflict_from) << " to "
-          << to_ns(claim.conflict_until) << " ns)";
-  return where.str();
-}
-
 [[gnu::cold, gnu::noinline, noreturn]] void throw_oversized(std::uint64_t bytes) {
   throw std::length_error("a DMA transfer of " + std::to_string(bytes) +
                           " bytes: at most 4 GiB at once");
@@ -55,12 +34,14 @@ constexpr std::uint64_t kRecordsHeld = 128;
 
 }  // namespace
 
-DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device)
+DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device,
+                     int block)
     : sc_module(name),
       to_noc("to_noc"),
       to_ub("to_ub"),
       clock_(config.clock_GHz),
       device_(device),
+      block_(block),
       setup_(clock_.cycles(config.dma_setup_cycles)),
       local_read_rate_(clock_.rate(config.dma_mte2_bytes_per_cycle)),
       local_write_rate_(clock_.rate(config.dma_mte3_bytes_per_cycle)),
@@ -206,7 +187,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
   tlm::tlm_generic_payload& trans = *payloads_[static_cast<std::size_t>(records_[ticket].queue)];
   auto* timing = trans.get_extension<BurstTiming>();
   *timing = BurstTiming();
-  timing->flow = (static_cast<std::uint64_t>(device_) << 32) + ticket + 1;
+  timing->flow = transfer_flow(device_, block_, ticket);
   // An element-wise add's extension is the transfer's own, freed whichever way it ends.
   struct OwnAtomic {
     tlm::tlm_generic_payload& trans;
@@ -251,10 +232,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
       return;
     }
     if (timing->claim.conflict) {
-      conflicted_ = true;
-      conflict_ = conflict_message(device_, ticket, timing->claim);
-      if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
-        sc_core::sc_stop();
+      note_conflict(timing->flow, timing->claim);
       records_[ticket].finish_ps = finish.value();
       return;
     }
@@ -278,6 +256,15 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
   record.left_ps = issued_all.value();
   if (queue_thread && issued_all > current_time(*this))
     sc_core::wait(issued_all - current_time(*this));
+}
+
+void DmaEngine::note_conflict(std::uint64_t flow, const Claim& claim) {
+  // The first meeting is the one to name: requests that follow within the instant the
+  // simulation stops in were made on times the meeting has already made wrong.
+  if (!conflicted_) conflict_ = conflict_message(flow, claim);
+  conflicted_ = true;
+  if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
+    sc_core::sc_stop();
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

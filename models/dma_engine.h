@@ -6,8 +6,9 @@
 // its next transfer once the last burst has left, without waiting for the data to land.
 // When nothing observes the bursts, a transfer can be timed whole: every burst reserves its
 // resources at once, each as of the time it would have left, with the same arithmetic, and
-// the queue sleeps once. That gives the burst-by-burst answer as long as no other transfer
-// asks for the same resources within the span of its bursts; one that does is a conflict,
+// the queue sleeps once. That gives the burst-by-burst answer as long as no other transfer,
+// nor a notify's atomic, asks for the same resources within the span of its bursts, and no
+// two cores' atomics ask for one hold at the same instant; a request that does is a conflict,
 // which stops the simulation (the run is then redone burst by burst).
 #pragma once
 
@@ -22,6 +23,7 @@
 #include <tlm>
 
 #include "kernels/api.h"
+#include "models/bandwidth_resource.h"
 #include "models/clock.h"
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
@@ -54,7 +56,8 @@ class DmaEngine : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<DmaEngine> to_noc;  // global memory, own or a peer's
   tlm_utils::simple_initiator_socket<DmaEngine> to_ub;   // the core's unified buffer (DMI)
 
-  DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device);
+  // `block`: which of its device's vector cores drives the engine (0 for a rank's first).
+  DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device, int block);
 
   enum class Direction { ToUb, FromUb };  // MTE2, MTE3
   struct Request {
@@ -94,9 +97,13 @@ class DmaEngine : public sc_core::sc_module {
 
   // Times every transfer as one step (see above); set before the simulation starts.
   void time_transfers_whole(bool on) { whole_ = on; }
-  // A transfer timed whole met another on a shared resource: the run's times are not exact.
+  bool transfers_timed_whole() const { return whole_; }
+  // A request of this engine's block (a transfer, or a notify of its core) met another on a
+  // shared resource: keeps the first such meeting and stops the simulation.
+  void note_conflict(std::uint64_t flow, const Claim& claim);
+  // The block's requests met another's: the run's times are not exact.
   bool conflicted() const { return conflicted_; }
-  // Which resource, when, and the transfers that met there ("" when none did).
+  // Which resource, when, and the requests that met there ("" when none did).
   const std::string& conflict() const { return conflict_; }
 
  private:
@@ -116,6 +123,7 @@ class DmaEngine : public sc_core::sc_module {
   // records kept for reports follow.
   Clock clock_;
   int device_;
+  int block_;
   sc_core::sc_time setup_;
   double local_read_rate_;
   double local_write_rate_;

@@ -25,7 +25,8 @@ GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const PlatformConfig& c
       read_latency_(clock_.cycles(config.gm_read_latency_cycles)),
       write_latency_(clock_.cycles(config.gm_write_latency_cycles)),
       atomic_hold_(sc_core::sc_time(config.gm_atomic_ns, sc_core::SC_NS)),
-      port_("port", GBps_to_bytes_per_ps(config.gm_bandwidth_GBps)) {
+      port_("port", GBps_to_bytes_per_ps(config.gm_bandwidth_GBps)),
+      atomics_("atomics", 0.0) {
   from_noc.register_b_transport(this, &GlobalMemory::b_transport);
   from_noc.register_transport_dbg(this, &GlobalMemory::transport_dbg);
   SC_METHOD(apply_due_signal_writes);
@@ -138,10 +139,8 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     std::memcpy(&value, trans.get_data_ptr(), sizeof value);
     // Signal atomics are applied one at a time: each holds the memory for gm.atomic_ns.
     sc_time start = current_time(*this) + delay;
-    if (atomic_hold_ > sc_core::SC_ZERO_TIME) {
-      start = std::max(start, atomic_free_);
-      atomic_free_ = start + atomic_hold_;
-    }
+    if (atomic_hold_ > sc_core::SC_ZERO_TIME)
+      start = atomics_.reserve_span(start, atomic_hold_, 0, atomic->flow, &atomic->claim).start;
     const sc_time arrival = start + write_latency_;
     post({arrival, posted_sequence_++, address, value, atomic->kind,
           NotifyId(atomic->source_rank, atomic->source_block, atomic->source_notify)});

@@ -84,6 +84,7 @@ class GlobalMemory : public sc_core::sc_module {
   std::size_t posted_entries() const { return posted_.size() + (open_run_ ? 1 : 0); }
   BandwidthResource& port() { return port_; }
   const BandwidthResource& port() const { return port_; }
+  BandwidthResource& atomics() { return atomics_; }
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -139,7 +140,6 @@ class GlobalMemory : public sc_core::sc_module {
   sc_core::sc_time read_latency_;
   sc_core::sc_time write_latency_;
   sc_core::sc_time atomic_hold_;
-  sc_core::sc_time atomic_free_;  // when the next signal atomic may be applied
   std::uint64_t backed_top_ = 0;  // end of the backed addresses
   std::uint64_t top_ = 0;
   std::uint64_t posted_sequence_ = 0;
@@ -158,6 +158,7 @@ class GlobalMemory : public sc_core::sc_module {
   AddressMap<Cell> cells_;                              // by address
   std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
   BandwidthResource port_;
+  BandwidthResource atomics_;  // signal atomics, applied one at a time: each holds it atomic_hold_
   sc_core::sc_event due_;
   sc_core::sc_event signal_written_;
   static constexpr std::size_t kWriterLimit = std::size_t{1} << 30;  // Cell::writer's range

@@ -69,7 +69,7 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   }
   // Data of a read flows from the target back to the source.
   const Path& p = trans.is_read() ? path(target, source) : path(source, target);
-  const AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
+  AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
   if (atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd) {
     // A signal update is a few bytes: it pays the path's latency, not its bandwidth, but it
     // holds each link direction for link.atomic_ns, after what is already queued there. The
@@ -78,7 +78,8 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
       const sc_time now = current_time(*this);
       sc_time head = now + delay;
       for (BandwidthResource* link : p.links) head = std::max(head, link->free_at());
-      for (BandwidthResource* link : p.links) link->reserve_span(head, atomic_occupancy_, 0);
+      for (BandwidthResource* link : p.links)
+        link->reserve_span(head, atomic_occupancy_, 0, atomic->flow, &atomic->claim);
       delay = head + atomic_occupancy_ - now;
     }
     delay += p.latency;

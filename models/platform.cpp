@@ -42,6 +42,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
                                                 std::move(binding), options.timing_only));
     Device& device = *devices_.back();
     device.gm.port().describe(d, "dev" + std::to_string(d) + ".memory_port", "gm.bandwidth_GBps");
+    device.gm.atomics().describe(-1, "dev" + std::to_string(d) + ".signal_atomics", "gm.atomic_ns");
     noc_.to_memory.bind(device.gm.from_noc);
     device.gm.keep_writers(options.keep_records);
     if (!device.core) continue;

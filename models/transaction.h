@@ -61,6 +61,11 @@ struct AtomicWrite : tlm::tlm_extension<AtomicWrite> {
   int source_rank = -1;       // signal updates: the notifying rank, its block and the index
   int source_block = 0;       // of the notify among that block's notifies
   std::uint32_t source_notify = 0;
+  // Signal updates: the notifying core's flow, and its claim on the atomic holds it takes
+  // (links, the target memory's atomics) when the run times its transfers whole: the holds
+  // are taken in the order of the asks, which same-instant asks of two cores do not have.
+  std::uint64_t flow = 0;
+  Claim claim;
 
   tlm::tlm_extension_base* clone() const override { return new AtomicWrite(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {

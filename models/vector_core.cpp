@@ -123,6 +123,7 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
   stats_.rank = binding_.rank;
   stats_.block = binding_.block;
   stats_.device = binding_.rank_devices->at(binding_.rank);
+  notify_atomic_->flow = notify_flow(stats_.device, binding_.block);
   SC_THREAD(run);
 }
 
@@ -518,6 +519,9 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   notify_atomic_->source_rank = rank();
   notify_atomic_->source_block = block();
   notify_atomic_->source_notify = ref;
+  notify_atomic_->claim = Claim();
+  notify_atomic_->claim.checked = dma_.transfers_timed_whole();
+  notify_atomic_->claim.at = current_time(*this);
   trans.set_address(
       global_address(device, info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col)));
   trans.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
@@ -525,6 +529,8 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   sc_time delay = sc_core::SC_ZERO_TIME;
   to_noc->b_transport(trans, delay);  // lands at the peer after the path latency
   if (!trans.is_response_ok()) throw InputError("notify to an address outside the peer's memory");
+  if (notify_atomic_->claim.conflict)
+    dma_.note_conflict(notify_atomic_->flow, notify_atomic_->claim);
   // `delay` is when the acknowledgement is back: a core that fences after the atomic (a data
   // synchronisation barrier) waits for it; otherwise the notify is posted.
   if (codegen.notify_dsb == 0) return;

@@ -2,7 +2,8 @@
 // the same bytes as issuing every burst in its own time (--detailed-bursts): for every
 // registered kernel on every topology, with real data, the JSON (per-rank and per-round
 // records, device time, result) and the printed tables are identical. Where transfers meet on
-// a shared resource the run is redone burst by burst, so the two agree there as well.
+// a shared resource, or signal atomics on a hold they take one at a time, the run is redone
+// burst by burst, so the two agree there as well.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -82,8 +83,14 @@ TEST_P(WholeTransfers, EveryKernelGivesTheBurstByBurstBytes) {
     for (const char* size : {"1024", "24576"}) {
       SCOPED_TRACE(std::string(kernel.name) + " on " + topology.platform + " -d " +
                    topology.devices + " --size " + size);
-      expect_same_both_ways(
-          {"-p", topology.platform, "-d", topology.devices, "-k", kernel.name, "--size", size});
+      std::vector<std::string> args = {"-p", topology.platform, "-d",     topology.devices,
+                                       "-k", kernel.name,       "--size", size};
+      expect_same_both_ways(args);
+      // Two blocks of a rank share their device's memory port and links.
+      if (std::string(kernel.name) == "host_mesh") {
+        args.insert(args.end(), {"--core-num", "2", "--vector.cores", "2"});
+        expect_same_both_ways(args);
+      }
     }
   }
 }
@@ -94,6 +101,47 @@ INSTANTIATE_TEST_SUITE_P(Topologies, WholeTransfers, ::testing::ValuesIn(kTopolo
                                std::string(info.param.platform) + "_" + std::to_string(info.index);
                            for (char& c : name) {
                              if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+// Signal atomics that hold each link direction (link.atomic_ns) or the target memory
+// (gm.atomic_ns) are applied one at a time, in the order they ask: two cores' notifies asking at
+// the same instant have no order of their own, and a notify asking inside a transfer's reserved
+// bursts would queue behind all of them. Every kernel still gives the burst-by-burst bytes.
+struct AtomicHold {
+  const char* platform;
+  const char* devices;
+  const char* key;
+};
+
+const AtomicHold kAtomicHolds[] = {
+    {"a2a3", "0,1,2,3", "--link.atomic_ns"},       {"ring8", "0-7", "--gm.atomic_ns"},
+    {"ring8", "0-7", "--link.atomic_ns"},          {"switch16", "0,5,10,15", "--gm.atomic_ns"},
+    {"switch16", "0,5,10,15", "--link.atomic_ns"}, {"switch16", "0-4", "--gm.atomic_ns"},
+};
+
+class WholeTransfersWithAtomicHolds : public ::testing::TestWithParam<AtomicHold> {};
+
+TEST_P(WholeTransfersWithAtomicHolds, EveryKernelGivesTheBurstByBurstBytes) {
+  const AtomicHold& hold = GetParam();
+  for (const KernelSpec& kernel : kernel_registry()) {
+    for (const char* size : {"1280", "24320"}) {  // divisible by P = 4, 5 and 8
+      SCOPED_TRACE(std::string(kernel.name) + " on " + hold.platform + " -d " + hold.devices + " " +
+                   hold.key + " 20 --size " + size);
+      expect_same_both_ways({"-p", hold.platform, "-d", hold.devices, "-k", kernel.name, "--size",
+                             size, hold.key, "20"});
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Holds, WholeTransfersWithAtomicHolds, ::testing::ValuesIn(kAtomicHolds),
+                         [](const ::testing::TestParamInfo<AtomicHold>& info) {
+                           std::string name = std::string(info.param.platform) + "_" +
+                                              (info.param.key + 2) + "_" +
+                                              std::to_string(info.index);
+                           for (char& c : name) {
+                             if (c == '-' || c == '.') c = '_';
                            }
                            return name;
                          });
@@ -140,13 +188,12 @@ TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   EXPECT_EQ(detailed.run.out.find("redone"), std::string::npos) << detailed.run.out;
 }
 
-// Eight blocks of a rank pull through their device's one memory port: one block's transfer
-// asks there while another's bursts, reserved from an earlier instant, are still to come. The
-// report names that span, and the time they met lies inside it.
+// A rank's own transfer asks at its memory port while its neighbour's pull from that memory,
+// reserved from an earlier instant, still has bursts to come. The report names that span, and
+// the time they met lies inside it.
 TEST(WholeTransfers, AMeetingInsideAnotherTransfersBurstsNamesTheirSpan) {
-  const std::vector<std::string> args = {"-p",     "a2a3-910b2", "-d",           "0-3",
-                                         "-k",     "host_mesh",  "--core-num",   "8",
-                                         "--size", "1MiB",       "--timing-only"};
+  const std::vector<std::string> args = {"-p", "a2a3-910b2", "-d",     "0-1",
+                                         "-k", "ring",       "--size", "64KiB"};
   const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
   const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
@@ -163,9 +210,108 @@ TEST(WholeTransfers, AMeetingInsideAnotherTransfersBurstsNamesTheirSpan) {
             9)
       << whole.run.out;
   EXPECT_GT(end, 0);
+  EXPECT_NE(asker, other);
   EXPECT_EQ(named, other);
+  EXPECT_EQ(memory, asker);  // the neighbour's pull reads the asker's own memory
   EXPECT_LT(from_ns, at_ns);
   EXPECT_LE(at_ns, until_ns);
+  expect_same_both_ways(args);
+}
+
+// The blocks of one rank number their transfers alike: the first transfer of each of two
+// blocks starts at 0 on their device's memory port, and the two are told apart there (a tie,
+// named with the block), not taken for one transfer timed whole.
+TEST(WholeTransfers, TheBlocksOfOneRankAreToldApart) {
+  const std::vector<std::string> args = {"-p",        "a2a3",   "-d",   "0-1",        "-k",
+                                         "host_mesh", "--size", "1024", "--core-num", "2"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
+  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  int device = -1, block = -1, other = -1, memory = -1, end = 0;
+  unsigned transfer = 9, other_transfer = 9;
+  double at_ns = -1;
+  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+                        "; redone burst by burst: dev%d block %d's transfer %u and dev%d's "
+                        "transfer %u met on dev%d.memory_port at %lf ns, both starting there at "
+                        "that instant)%n",
+                        &device, &block, &transfer, &other, &other_transfer, &memory, &at_ns, &end),
+            7)
+      << whole.run.out;
+  EXPECT_GT(end, 0);
+  EXPECT_EQ(device, 0);
+  EXPECT_EQ(block, 1);
+  EXPECT_EQ(other, 0);
+  EXPECT_EQ(memory, 0);
+  EXPECT_EQ(transfer, 0u);
+  EXPECT_EQ(other_transfer, 0u);
+  EXPECT_EQ(at_ns, 0.0);
+  expect_same_both_ways(args);
+}
+
+// Five ranks of a switch notify each other at once: two notifies reach one memory's atomics at
+// the same instant, which the run names (two ranks, a third's memory) before redoing it.
+TEST(WholeTransfers, NotifiesMeetingOnAMemorysAtomicsFallBackToBursts) {
+  const std::vector<std::string> args = {
+      "-p", "switch16", "-d", "0-4", "-k", "barrier", "--size", "64", "--gm.atomic_ns", "20"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
+  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  int asker = -1, other = -1, memory = -1, end = 0;
+  double at_ns = 0;
+  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+                        "; redone burst by burst: dev%d's notify and dev%d's notify met on "
+                        "dev%d.signal_atomics at %lf ns, both starting there at that instant)%n",
+                        &asker, &other, &memory, &at_ns, &end),
+            4)
+      << whole.run.out;
+  EXPECT_GT(end, 0);
+  EXPECT_NE(asker, other);
+  EXPECT_NE(memory, asker);
+  EXPECT_NE(memory, other);
+  EXPECT_GT(at_ns, 0.0);
+  expect_same_both_ways(args);
+}
+
+// With staggered launches a notify's atomic asks for a link while a transfer's bursts, reserved
+// from an earlier instant, are still to cross it.
+TEST(WholeTransfers, ANotifyInsideATransfersBurstsFallsBackToBursts) {
+  const std::vector<std::string> args = {"-p",
+                                         "ring8",
+                                         "-d",
+                                         "0-3",
+                                         "-k",
+                                         "builtin_mesh",
+                                         "--size",
+                                         "256KiB",
+                                         "--link.atomic_ns",
+                                         "20",
+                                         "--launch.offset_cycles",
+                                         "3333",
+                                         "--timing-only"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
+  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  int notifier = -1, owner = -1, from = -1, to = -1, named = -1, end = 0;
+  unsigned transfer = 0;
+  double at_ns = 0, from_ns = 0, until_ns = 0;
+  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+                        "; redone burst by burst: dev%d's notify and dev%d's transfer %u met on "
+                        "dev%d.link_to_%d at %lf ns, inside dev%d's bursts there (%lf to %lf "
+                        "ns))%n",
+                        &notifier, &owner, &transfer, &from, &to, &at_ns, &named, &from_ns,
+                        &until_ns, &end),
+            9)
+      << whole.run.out;
+  EXPECT_GT(end, 0);
+  EXPECT_NE(notifier, owner);
+  EXPECT_EQ(named, owner);
+  EXPECT_EQ((from + 1) % 8, to);  // a ring's link, to the next device
+  EXPECT_LT(from_ns, at_ns);
+  EXPECT_LE(at_ns, until_ns);
+  expect_same_both_ways(args);
 }
 
 // On a cluster the ring's cross-server flows (NPU 7 of one server to NPU 0 of the next) cross
