@@ -4,7 +4,9 @@
 // records, device time, result) and the printed tables are identical. Where transfers meet on
 // a shared resource, or signal atomics on a hold they take one at a time, the run is redone
 // burst by burst, so the two agree there as well.
+#include <algorithm>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,120 @@ INSTANTIATE_TEST_SUITE_P(Holds, WholeTransfersWithAtomicHolds, ::testing::Values
                            }
                            return name;
                          });
+
+// Random runs, drawn from fixed seeds over what changes how requests meet: kernels, ops,
+// dtypes, topologies and device sets, queue counts, set-up, posted stores, burst sizes, atomic
+// holds, acknowledged notifies, launch offsets, codegen, repeats, core counts and faults.
+// Whatever the outcome (a result, a deadlock, bad input), both paths print the same bytes.
+class Draw {
+ public:
+  explicit Draw(unsigned seed) : bits_(seed) {}
+  // std::mt19937's numbers are the same everywhere; the distributions' are not.
+  unsigned below(unsigned n) { return static_cast<unsigned>(bits_() % n); }
+  bool chance(unsigned percent) { return below(100) < percent; }
+  template <typename T, std::size_t N>
+  const T& pick(const T (&items)[N]) {
+    return items[below(N)];
+  }
+
+ private:
+  std::mt19937 bits_;
+};
+
+std::vector<std::string> random_run(Draw& draw) {
+  struct Machine {
+    const char* platform;
+    unsigned devices;
+  };
+  const Machine machines[] = {{"a2a3", 8},      {"a2a3-910b2", 8},    {"ring8", 8},
+                              {"switch16", 16}, {"a2a3-cluster", 16}, {"a3-superpod", 16}};
+  const Machine& machine = draw.pick(machines);
+  std::vector<std::string> args = {"-p", machine.platform};
+  if (std::string(machine.platform) == "a2a3-cluster") {
+    args.insert(args.end(), {"--cluster.servers", "2"});
+    if (draw.chance(30)) args.insert(args.end(), {"--cluster.wiring", "leaf"});
+  }
+  if (std::string(machine.platform) == "a3-superpod")
+    args.insert(args.end(), {"--superpod.nodes", "2"});
+  const unsigned ranks_choices[] = {2, 3, 4, 5, 8};
+  const unsigned ranks = draw.pick(ranks_choices);
+  std::vector<int> devices(machine.devices);
+  for (unsigned d = 0; d < machine.devices; ++d) devices[d] = static_cast<int>(d);
+  for (unsigned d = machine.devices - 1; d > 0; --d)
+    std::swap(devices[d], devices[draw.below(d + 1)]);
+  devices.resize(ranks);
+  std::sort(devices.begin(), devices.end());
+  std::string list;
+  for (const int d : devices) list += (list.empty() ? "" : ",") + std::to_string(d);
+  args.insert(args.end(), {"-d", list});
+  const std::vector<KernelSpec>& kernels = kernel_registry();
+  const std::string kernel = kernels[draw.below(static_cast<unsigned>(kernels.size()))].name;
+  args.insert(args.end(), {"-k", kernel});
+  const bool host = kernel == "host_ring" || kernel == "host_mesh";
+  const char* ops[] = {"sum", "max", "min", "prod"};
+  const char* dtypes[] = {"fp32", "fp16"};
+  args.insert(args.end(), {"--op", host ? "sum" : draw.pick(ops)});
+  args.insert(args.end(), {"--dtype", host ? "fp32" : draw.pick(dtypes)});
+  const unsigned elements =
+      draw.chance(50) ? ranks * 16 * (1 + draw.below(64)) : 1 + draw.below(40000);
+  args.insert(args.end(), {"--size", std::to_string(elements)});
+  if (kernel == "host_mesh" && draw.chance(60)) {
+    const char* cores[] = {"2", "3", "8"};
+    args.insert(args.end(), {"--core-num", draw.pick(cores), "--vector.cores", "8"});
+  }
+  struct Option {
+    const char* key;
+    const char* values[3];
+  };
+  const Option options[] = {
+      {"--dma.queues", {"2", "4", "2"}},
+      {"--dma.setup_cycles", {"10", "100", "10"}},
+      {"--dma.posted_stores", {"1", "1", "1"}},
+      {"--dma.burst_bytes", {"256", "300", "1024"}},
+      {"--gm.atomic_ns", {"20", "200", "20"}},
+      {"--link.atomic_ns", {"20", "200", "20"}},
+      {"--sync.notify_acknowledged", {"1", "1", "1"}},
+      {"--launch.offset_cycles", {"100", "5000", "100"}},
+      {"--codegen", {"before", "after", "before"}},
+      {"--repeat", {"2", "2", "2"}},
+      {"--sync.poll_period_cycles", {"0", "7", "100"}},
+  };
+  for (const Option& option : options) {
+    if (draw.chance(20)) args.insert(args.end(), {option.key, draw.pick(option.values)});
+  }
+  if (draw.chance(15)) {
+    const char* faults[] = {"drop-notify:", "skip-wait:", "notify-value:", "stall:"};
+    std::string fault = draw.pick(faults) + std::to_string(draw.below(ranks));
+    if (fault.rfind("stall:", 0) != 0) fault += ":" + std::to_string(draw.below(6));
+    if (fault.rfind("notify-value:", 0) == 0) fault += ":2";
+    args.insert(args.end(), {"--fault", fault});
+  }
+  if (draw.chance(15)) args.push_back("--timing-only");
+  return args;
+}
+
+class RandomRuns : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(RandomRuns, GiveTheBurstByBurstBytes) {
+  Draw draw(GetParam());
+  int finished = 0;
+  for (int i = 0; i < 20; ++i) {
+    const std::vector<std::string> args = random_run(draw);
+    std::string command = "allreduce-sim";
+    for (const std::string& arg : args) command += " " + arg;
+    SCOPED_TRACE(command);
+    const Outputs whole = run(args, false);
+    const Outputs detailed = run(args, true);
+    EXPECT_EQ(whole.run.exit_code, detailed.run.exit_code);
+    EXPECT_TRUE(whole.json == detailed.json) << "JSON differs";
+    EXPECT_EQ(tables(whole.run.out), tables(detailed.run.out));
+    EXPECT_EQ(whole.run.err, detailed.run.err);
+    if (whole.run.exit_code == 0) ++finished;
+  }
+  EXPECT_GE(finished, 5);  // most draws are runs, not bad input
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, RandomRuns, ::testing::Range(1u, 9u));
 
 // The symmetric ring on a ring of its own size never shares a resource between two transfers
 // at once, so there the transfers really are timed whole, and the bytes still agree.
