@@ -64,6 +64,16 @@ Outputs run(std::vector<std::string> args, bool detailed) {
   return outputs;
 }
 
+// Runs `args` timed whole, which must finish and fall back to bursts: the report's clause that
+// says where ("; redone burst by burst: ..."), or "" (a failure recorded) when there is none.
+std::string fallback_clause(const std::vector<std::string>& args) {
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
+  EXPECT_NE(clause, std::string::npos) << whole.run.out;
+  return clause == std::string::npos ? "" : whole.run.out.substr(clause);
+}
+
 void expect_same_both_ways(const std::vector<std::string>& args) {
   const Outputs whole = run(args, false);
   const Outputs detailed = run(args, true);
@@ -310,21 +320,19 @@ TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
 TEST(WholeTransfers, AMeetingInsideAnotherTransfersBurstsNamesTheirSpan) {
   const std::vector<std::string> args = {"-p", "a2a3-910b2", "-d",     "0-1",
                                          "-k", "ring",       "--size", "64KiB"};
-  const Outputs whole = run(args, false);
-  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
-  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
-  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  const std::string clause = fallback_clause(args);
+  ASSERT_FALSE(clause.empty());
   int asker = -1, other = -1, memory = -1, named = -1, end = 0;
   unsigned transfer = 0, other_transfer = 0;
   double at_ns = 0, from_ns = 0, until_ns = 0;
-  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+  ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
                         "on dev%d.memory_port at %lf ns, inside dev%d's bursts there (%lf to %lf "
                         "ns))%n",
                         &asker, &transfer, &other, &other_transfer, &memory, &at_ns, &named,
                         &from_ns, &until_ns, &end),
             9)
-      << whole.run.out;
+      << clause;
   EXPECT_GT(end, 0);
   EXPECT_NE(asker, other);
   EXPECT_EQ(named, other);
@@ -340,20 +348,18 @@ TEST(WholeTransfers, AMeetingInsideAnotherTransfersBurstsNamesTheirSpan) {
 TEST(WholeTransfers, TheBlocksOfOneRankAreToldApart) {
   const std::vector<std::string> args = {"-p",        "a2a3",   "-d",   "0-1",        "-k",
                                          "host_mesh", "--size", "1024", "--core-num", "2"};
-  const Outputs whole = run(args, false);
-  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
-  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
-  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  const std::string clause = fallback_clause(args);
+  ASSERT_FALSE(clause.empty());
   int device = -1, block = -1, other = -1, memory = -1, end = 0;
   unsigned transfer = 9, other_transfer = 9;
   double at_ns = -1;
-  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+  ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d block %d's transfer %u and dev%d's "
                         "transfer %u met on dev%d.memory_port at %lf ns, both starting there at "
                         "that instant)%n",
                         &device, &block, &transfer, &other, &other_transfer, &memory, &at_ns, &end),
             7)
-      << whole.run.out;
+      << clause;
   EXPECT_GT(end, 0);
   EXPECT_EQ(device, 0);
   EXPECT_EQ(block, 1);
@@ -370,18 +376,16 @@ TEST(WholeTransfers, TheBlocksOfOneRankAreToldApart) {
 TEST(WholeTransfers, NotifiesMeetingOnAMemorysAtomicsFallBackToBursts) {
   const std::vector<std::string> args = {
       "-p", "switch16", "-d", "0-4", "-k", "barrier", "--size", "64", "--gm.atomic_ns", "20"};
-  const Outputs whole = run(args, false);
-  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
-  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
-  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  const std::string clause = fallback_clause(args);
+  ASSERT_FALSE(clause.empty());
   int asker = -1, other = -1, memory = -1, end = 0;
   double at_ns = 0;
-  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+  ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d's notify and dev%d's notify met on "
                         "dev%d.signal_atomics at %lf ns, both starting there at that instant)%n",
                         &asker, &other, &memory, &at_ns, &end),
             4)
-      << whole.run.out;
+      << clause;
   EXPECT_GT(end, 0);
   EXPECT_NE(asker, other);
   EXPECT_NE(memory, asker);
@@ -406,21 +410,19 @@ TEST(WholeTransfers, ANotifyInsideATransfersBurstsFallsBackToBursts) {
                                          "--launch.offset_cycles",
                                          "3333",
                                          "--timing-only"};
-  const Outputs whole = run(args, false);
-  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
-  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
-  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  const std::string clause = fallback_clause(args);
+  ASSERT_FALSE(clause.empty());
   int notifier = -1, owner = -1, from = -1, to = -1, named = -1, end = 0;
   unsigned transfer = 0;
   double at_ns = 0, from_ns = 0, until_ns = 0;
-  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+  ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d's notify and dev%d's transfer %u met on "
                         "dev%d.link_to_%d at %lf ns, inside dev%d's bursts there (%lf to %lf "
                         "ns))%n",
                         &notifier, &owner, &transfer, &from, &to, &at_ns, &named, &from_ns,
                         &until_ns, &end),
             9)
-      << whole.run.out;
+      << clause;
   EXPECT_GT(end, 0);
   EXPECT_NE(notifier, owner);
   EXPECT_EQ(named, owner);
@@ -436,20 +438,18 @@ TEST(WholeTransfers, TheClusterRingsCrossServerFlowsStartTogetherOnASpine) {
   const std::vector<std::string> args = {
       "-p",     "a2a3-cluster", "--cluster.servers", "2", "-d", "all", "-k", "ring",
       "--size", "1MiB",         "--timing-only"};
-  const Outputs whole = run(args, false);
-  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
-  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
-  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  const std::string clause = fallback_clause(args);
+  ASSERT_FALSE(clause.empty());
   int asker = -1, other = -1, spine = -1, end = 0;
   unsigned transfer = 0, other_transfer = 0;
   double at_ns = 0;
   ASSERT_EQ(
-      std::sscanf(whole.run.out.c_str() + clause,
+      std::sscanf(clause.c_str(),
                   "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
                   "on spine%d.down_to_leaf0 at %lf ns, both starting there at that instant)%n",
                   &asker, &transfer, &other, &other_transfer, &spine, &at_ns, &end),
       6)
-      << whole.run.out;
+      << clause;
   EXPECT_GT(end, 0);
   // NPU 0 of each server pulls from NPU 7 of the other (devices 0 and 8 of 16).
   EXPECT_EQ(asker % 8, 0);
