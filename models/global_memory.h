@@ -101,7 +101,7 @@ class GlobalMemory : public sc_core::sc_module {
 
   struct PostedWrite {
     sc_core::sc_time arrival;
-    std::uint64_t sequence;  // issue order: equal-time updates land in it, deterministically
+    std::uint64_t sequence;  // issue order: which updates a run may hold (see PostedRun)
     std::uint64_t address;
     std::int32_t value;
     AtomicWrite::Kind kind;
@@ -118,10 +118,15 @@ class GlobalMemory : public sc_core::sc_module {
     sc_core::sc_time arrival_step;
     std::int64_t address_step;
     bool stepped;  // the steps are set: the run has had two updates
-    // The earliest arrival, then the earliest issued, lands first; the heap puts it on top.
+    // The earliest arrival lands first; updates arriving at the same instant land in the
+    // order of their notifies (sender rank, block, then its count), not in the order SystemC
+    // ran their senders, so that a run timed whole lands them as the run burst by burst does.
+    // The heap puts the first on top.
     bool operator<(const PostedRun& other) const {
-      return head.arrival != other.head.arrival ? head.arrival > other.head.arrival
-                                                : head.sequence > other.head.sequence;
+      if (head.arrival != other.head.arrival) return head.arrival > other.head.arrival;
+      if (head.source.order() != other.head.source.order())
+        return head.source.order() > other.head.source.order();
+      return head.sequence > other.head.sequence;
     }
     // The update issued right after the run's last one, if it continues the run.
     bool extends(const PostedWrite& next) const;

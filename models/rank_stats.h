@@ -307,6 +307,11 @@ struct NotifyId {
   std::int32_t rank : 21;
   std::int32_t block : 11;
   std::uint32_t index;
+  // Sender rank, then block, then index, as one number (no sender first).
+  std::uint64_t order() const {
+    return (static_cast<std::uint64_t>(rank + 1) << 43) |
+           (static_cast<std::uint64_t>(block) << 32) | index;
+  }
 };
 
 // What the critical path needs of a wait; kept for every wait (with records).

@@ -501,6 +501,33 @@ TEST(Signals, PostedRunsFromTwoCoresLandInTimeOrder) {
   }
 }
 
+TEST(Signals, UpdatesArrivingAtOneInstantLandInTheirNotifiesOrder) {
+  // Two Sets into rank 0's cell [0, 0] arrive at 1320 ns: rank 1's leaves at 20 ns over the
+  // 1000 ns link, rank 0's own (no path latency) at 1020 ns, after 50 notifies into rows 1-50.
+  // Equal arrivals land by sender, not by when (or in which order SystemC ran) the senders
+  // issued them: rank 0's first, then rank 1's, which the cell keeps.
+  const PlatformConfig config = round_config(Topology::FullMesh, 2);
+  Platform platform("platform", config, {0, 1}, problem_for(2),
+                    {{{"data", kElements}}, {{"signal", 64, 1}}},
+                    [&](Rank& r) {
+                      const Signal s = r.signal("signal");
+                      if (r.rank() == 0) {
+                        for (int row = 1; row <= 50; ++row)
+                          r.notify(s, 0, row, 0, 1, NotifyOp::AtomicAdd);
+                      }
+                      r.notify(s, 0, 0, 0, r.rank() == 0 ? 7 : 9, NotifyOp::Set);
+                    },
+                    {});
+  ASSERT_TRUE(run(platform).completed);
+  EXPECT_EQ(platform.read_cell(0, kSignal, 0, 0), 9);
+  const SignalInfo& signal = platform.memory().signals.at(kSignal);
+  const GlobalMemory::CellWrite* write = platform.device(0).gm.last_write(signal.address);
+  ASSERT_NE(write, nullptr);
+  EXPECT_EQ(write->landed_ps, 1320000u);
+  EXPECT_EQ(write->notify.rank, 1);
+  EXPECT_EQ(write->notify.index, 0u);
+}
+
 // A 2-server x 2-NPU cluster: devices 0, 1 in server 0 and 2, 3 in server 1, on the HCCS full
 // mesh of round_config inside a server (16 B/ns, 1000 ns). NICs of 8 B/ns: a 512 B burst holds
 // a NIC direction for 64 ns, the 16384 B tile 2048 ns; 300 ns per NIC (both ends of a path),
