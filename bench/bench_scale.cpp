@@ -2,6 +2,9 @@
 // allreduce-sim binary next to this one, stdout into a file), 1 MiB per rank, --timing-only:
 //   RingTimingOnly:    the hand ring on ring8 grown to P devices
 //     allreduce-sim -p ring8 --platform.devices P -d all -k ring --size 1MiB --timing-only
+//   and the same at 64 KiB per rank, where from P = 256 on a round's chunk is under the 512 B
+//   full-rate alignment: chunks at different alignments stream at different rates, so the
+//   ranks' times drift apart by a few ns instead of marching in step (ring8_64KiB_quiet)
 //   ClusterTimingOnly: the hand ring and the hierarchical kernel on a2a3-cluster, P/8 servers
 //     allreduce-sim -p a2a3-cluster --cluster.servers P/8 -d all -k KERNEL --size 1MiB ...
 //
@@ -102,10 +105,10 @@ void measure(benchmark::State& state, std::vector<std::string> args, bool quiet)
   state.counters["sim_ops_per_s"] = operations / simulation_seconds;
 }
 
-void RingTimingOnly(benchmark::State& state, bool quiet) {
+void RingTimingOnly(benchmark::State& state, const std::string& size, bool quiet) {
   measure(state,
           {"-p", "ring8", "--platform.devices", std::to_string(state.range(0)), "-d", "all", "-k",
-           "ring", "--size", "1MiB", "--timing-only"},
+           "ring", "--size", size, "--timing-only"},
           quiet);
 }
 
@@ -123,11 +126,16 @@ void RankCounts(benchmark::internal::Benchmark* points) {
   points->Arg(8)->Arg(256)->Arg(1024)->Arg(4096)->UseManualTime()->Iterations(1)->Unit(
       benchmark::kSecond);
 }
+void DriftingRankCounts(benchmark::internal::Benchmark* points) {
+  points->Arg(256)->Arg(1024)->Arg(2048)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+}
 void NpuCounts(benchmark::internal::Benchmark* points) {
   points->Arg(128)->Arg(1024)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 }
-BENCHMARK_CAPTURE(RingTimingOnly, ring8, false)->Apply(RankCounts);
-BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, true)->Apply(RankCounts);
+BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("1MiB"), false)->Apply(RankCounts);
+BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, std::string("1MiB"), true)->Apply(RankCounts);
+BENCHMARK_CAPTURE(RingTimingOnly, ring8_64KiB_quiet, std::string("64KiB"), true)
+    ->Apply(DriftingRankCounts);
 BENCHMARK_CAPTURE(ClusterTimingOnly, ring_quiet, std::string("ring"), true)->Apply(NpuCounts);
 BENCHMARK_CAPTURE(ClusterTimingOnly, hierarchical_quiet, std::string("hierarchical"), true)
     ->Apply(NpuCounts);
