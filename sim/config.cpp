@@ -71,6 +71,9 @@ Key number(const char* name, const char* help, Field PlatformConfig::*field, dou
 }
 
 constexpr double kHuge = 1e12;
+// The largest topology: the 8192-NPU clusters users study, with room; a run's memory is
+// checked against the machine's by the memory guard, not here.
+constexpr int kMaxDevices = 16384;
 
 std::vector<Key> keys() {
   using C = PlatformConfig;
@@ -83,7 +86,7 @@ std::vector<Key> keys() {
        [](const C& c) { return c.name; }, [](const C&) {}},
       number("platform.clock_GHz", "core clock (cycles below are of this clock)", &C::clock_GHz,
              0.001, 100, true),
-      number("platform.devices", "devices in the topology", &C::devices, 1, 4096, true),
+      number("platform.devices", "devices in the topology", &C::devices, 1, kMaxDevices, true),
       {"platform.topology", "full_mesh | ring | switch | cluster | superpod",
        [](po::options_description& d, C&) {
          d.add_options()("platform.topology", po::value<std::string>(),
@@ -233,9 +236,9 @@ void derive_devices(PlatformConfig& config, bool explicit_devices) {
   const std::string structure = config.topology == Topology::Cluster
                                     ? "cluster.servers x cluster.npus_per_server"
                                     : "superpod.nodes x superpod.npus_per_node";
-  if (derived > 4096) {
-    throw InputError(structure + " = " + std::to_string(derived) +
-                     " devices: must be at most 4096");
+  if (derived > kMaxDevices) {
+    throw InputError(structure + " = " + std::to_string(derived) + " devices: must be at most " +
+                     std::to_string(kMaxDevices));
   }
   if (explicit_devices && config.devices != derived) {
     throw InputError("config key 'platform.devices' = " + std::to_string(config.devices) +

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -117,6 +119,14 @@ inline ProcessResult run_binary(const std::vector<std::string>& args, double tim
   result.out = read_file(out_path);
   result.err = without_sanitizer_notes(read_file(err_path));
   return result;
+}
+
+// The device time of a run: -q's summary line ("device time: ... ns").
+inline std::string device_time(std::vector<std::string> args) {
+  args.push_back("-q");
+  const ProcessResult p = run_binary(args);
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  return p.out.substr(0, p.out.find('\n'));
 }
 
 }  // namespace ars::test

@@ -434,18 +434,10 @@ TEST(HostMesh, RefusesWhatTheHostPathDoesNotTake) {
   }
 }
 
-// The device time of a run (-q's summary line).
-std::string device_time(std::vector<std::string> args) {
-  args.push_back("-q");
-  const test::ProcessResult p = test::run_binary(args);
-  EXPECT_EQ(p.exit_code, 0) << p.err;
-  return p.out.substr(0, p.out.find('\n'));
-}
-
 // The same on a2a3-910b2, two ranks, 4 KiB.
 std::string device_time_910b2(std::vector<std::string> args) {
   args.insert(args.end(), {"-p", "a2a3-910b2", "-d", "0,1", "--size", "4KiB"});
-  return device_time(args);
+  return test::device_time(args);
 }
 
 // The HOST builtins run the runtime's own TNOTIFY and TWAIT: no pipe barrier before a notify
@@ -476,8 +468,8 @@ TEST(Codegen, APipeBarrierRightAfterANotifyCostsNothing) {
   const std::vector<std::string> run = {"-p", "a2a3", "-d", "0-2", "--kernel", "barrier"};
   std::vector<std::string> barrier = run;
   barrier.insert(barrier.end(), {"--sync.pipe_barrier_cycles", "1800"});
-  EXPECT_EQ(device_time(run), "device time: 5902.222 ns");
-  EXPECT_EQ(device_time(barrier), "device time: 6902.222 ns");
+  EXPECT_EQ(test::device_time(run), "device time: 5902.222 ns");
+  EXPECT_EQ(test::device_time(barrier), "device time: 6902.222 ns");
 }
 
 // The builtin mesh at P = 4 with three 16 KiB chunks under the two codegen profiles: `after`

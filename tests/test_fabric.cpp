@@ -80,6 +80,21 @@ TEST(FlatRing, AcrossTwoServersIsBoundByTheNic) {
   EXPECT_GE(result.device_time_ns, 2.0 * 7 / 8 * 1048576 / 25.0);
 }
 
+// The first and the last NPU of an 8192-NPU cluster (1024 servers; rail wiring: NPU 0 on
+// leaf 0, NPU 7 on leaf 7) are as far apart as NPU 0 of one server and NPU 7 of the next:
+// NIC, leaf, spine, leaf, NIC. The spines ECMP picks for the two pairs may differ, but every
+// spine is alike and the two ranks' pulls go opposite ways, so the 2-rank ring takes the same
+// picoseconds in both clusters.
+TEST(LargeCluster, FarthestPairOfEightThousandNpusTimesAsThePairOfTwoServers) {
+  const auto ring_between = [](const char* servers, const char* devices) {
+    return test::device_time({"-p", "a2a3-cluster", "--cluster.servers", servers, "-d", devices,
+                              "--kernel", "ring", "--size", "1MiB", "--timing-only"});
+  };
+  const std::string far = ring_between("1024", "0,8191");
+  EXPECT_EQ(far.rfind("device time: ", 0), 0u) << far;
+  EXPECT_EQ(far, ring_between("2", "0,15"));
+}
+
 TEST(DeviceList, RangesExpandInTheOrderGivenAndAllTakesEveryDevice) {
   EXPECT_EQ(parse_devices("5,0-2,8-9", 16), (std::vector<int>{5, 0, 1, 2, 8, 9}));
   EXPECT_EQ(parse_devices("3-3", 4), (std::vector<int>{3}));
