@@ -1,6 +1,7 @@
 // Whole runs on the cluster and SuperPod platforms: every kernel on a small machine with real
-// data against the golden, and a flat ring across servers held to the NIC's rate. One
-// simulation per test case.
+// data against the golden, a flat ring across servers held to the NIC's rate, and the farthest
+// pair of an 8192-NPU cluster timed as the same pair of two servers. One simulation per test
+// case, or per child process.
 #include <gtest/gtest.h>
 
 #include <string>
