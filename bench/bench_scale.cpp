@@ -5,8 +5,10 @@
 //   and the same at 64 KiB per rank, where from P = 256 on a round's chunk is under the 512 B
 //   full-rate alignment: chunks at different alignments stream at different rates, so the
 //   ranks' times drift apart by a few ns instead of marching in step (ring8_64KiB_quiet)
-//   ClusterTimingOnly: the hand ring and the hierarchical kernel on a2a3-cluster, P/8 servers
+//   ClusterTimingOnly: the hand ring and the hierarchical kernel on a2a3-cluster, P/8 servers,
+//   and the hierarchical kernel with rhd between servers at 1024 and 8192 NPUs
 //     allreduce-sim -p a2a3-cluster --cluster.servers P/8 -d all -k KERNEL --size 1MiB ...
+//       [--inter rhd]
 //
 // Counters: process_wall_s (the whole process: elaboration, simulation, report),
 // sim_wall_s and sim_ops_per_s (the simulation alone, from the report's last lines) and
@@ -112,13 +114,24 @@ void RingTimingOnly(benchmark::State& state, const std::string& size, bool quiet
           quiet);
 }
 
-void ClusterTimingOnly(benchmark::State& state, const std::string& kernel, bool quiet) {
+// `inter`: the hierarchical kernel's allreduce between servers ("": its default, the ring).
+void ClusterTimingOnly(benchmark::State& state, const std::string& kernel, const std::string& inter,
+                       bool quiet) {
   constexpr int kNpusPerServer = 8;  // a2a3-cluster's cluster.npus_per_server
   const int servers = static_cast<int>(state.range(0)) / kNpusPerServer;
-  measure(state,
-          {"-p", "a2a3-cluster", "--cluster.servers", std::to_string(servers), "-d", "all", "-k",
-           kernel, "--size", "1MiB", "--timing-only"},
-          quiet);
+  std::vector<std::string> args = {"-p",
+                                   "a2a3-cluster",
+                                   "--cluster.servers",
+                                   std::to_string(servers),
+                                   "-d",
+                                   "all",
+                                   "-k",
+                                   kernel,
+                                   "--size",
+                                   "1MiB",
+                                   "--timing-only"};
+  if (!inter.empty()) args.insert(args.end(), {"--inter", inter});
+  measure(state, args, quiet);
 }
 
 // One process per point.
@@ -132,13 +145,21 @@ void DriftingRankCounts(benchmark::internal::Benchmark* points) {
 void NpuCounts(benchmark::internal::Benchmark* points) {
   points->Arg(128)->Arg(1024)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 }
+void LargeNpuCounts(benchmark::internal::Benchmark* points) {
+  points->Arg(1024)->Arg(8192)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+}
 BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("1MiB"), false)->Apply(RankCounts);
 BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, std::string("1MiB"), true)->Apply(RankCounts);
 BENCHMARK_CAPTURE(RingTimingOnly, ring8_64KiB_quiet, std::string("64KiB"), true)
     ->Apply(DriftingRankCounts);
-BENCHMARK_CAPTURE(ClusterTimingOnly, ring_quiet, std::string("ring"), true)->Apply(NpuCounts);
-BENCHMARK_CAPTURE(ClusterTimingOnly, hierarchical_quiet, std::string("hierarchical"), true)
+BENCHMARK_CAPTURE(ClusterTimingOnly, ring_quiet, std::string("ring"), std::string(), true)
     ->Apply(NpuCounts);
+BENCHMARK_CAPTURE(ClusterTimingOnly, hierarchical_quiet, std::string("hierarchical"), std::string(),
+                  true)
+    ->Apply(NpuCounts);
+BENCHMARK_CAPTURE(ClusterTimingOnly, hierarchical_rhd_quiet, std::string("hierarchical"),
+                  std::string("rhd"), true)
+    ->Apply(LargeNpuCounts);
 
 }  // namespace
 }  // namespace ars
