@@ -422,7 +422,7 @@ TEST(CostcardCommand, ReportsTheFastestOfTheAlgorithmsAtScale) {
                        out),
             0)
       << out;
-  EXPECT_NE(out.find("hierarchical/rhd  16      64KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("hierarchical/rhd    16      64KiB"), std::string::npos) << out;
   EXPECT_NE(out.find("  P = 16: hierarchical/rhd at 64KiB..128KiB (cards: hierarchical/rhd)\n"),
             std::string::npos)
       << out;
@@ -439,13 +439,13 @@ TEST(CostcardCommand, CoreCountsTableIsAsWideAsThePointsTable) {
                        out),
             0)
       << out;
-  EXPECT_NE(out.find("\nkernel             P      bytes     time_ns"), std::string::npos) << out;
-  EXPECT_NE(out.find("\nhost_mesh/4        2      64KiB"), std::string::npos) << out;
-  EXPECT_NE(out.find("\nkernel             P      bytes   fastest    time_ns   within_5%"),
+  EXPECT_NE(out.find("\nkernel               P      bytes     time_ns"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nhost_mesh/4          2      64KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nkernel               P      bytes   fastest    time_ns   within_5%"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("\nhost_mesh          2      64KiB         4 "), std::string::npos) << out;
-  const std::size_t row = out.find("\nhost_mesh          2      64KiB         4 ");
+  EXPECT_NE(out.find("\nhost_mesh            2      64KiB         4 "), std::string::npos) << out;
+  const std::size_t row = out.find("\nhost_mesh            2      64KiB         4 ");
   ASSERT_NE(row, std::string::npos);
   std::istringstream fields(out.substr(row, out.find('\n', row + 1) - row));
   std::string kernel, bytes;
@@ -461,8 +461,8 @@ TEST(CostcardCommand, CoreCountsTableIsAsWideAsThePointsTable) {
 TEST(CostcardCommand, BuiltinMeansBothModesAndTheCrossoverShowsItsMargins) {
   std::string out;
   ASSERT_EQ(run_binary("costcard --kernels builtin --ranks 2 -b 256 -e 2K", out), 0) << out;
-  EXPECT_NE(out.find("\nbuiltin_mesh       2       1KiB"), std::string::npos) << out;
-  EXPECT_NE(out.find("\nbuiltin_ring       2       2KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nbuiltin_mesh         2       1KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nbuiltin_ring         2       2KiB"), std::string::npos) << out;
   const std::string head =
       "builtin_ring vs builtin_mesh, P = 2: the ring never wins up to 2KiB [2KiB: ring ";
   const std::size_t at = out.find(head);
@@ -506,6 +506,41 @@ TEST(CostcardCommand, PlotsOfTwoPlatformsKeepTheirOwnNames) {
       per_metre = per_metre << 8 | static_cast<unsigned char>(bytes[at + 4 + i]);
     }
     EXPECT_EQ(per_metre, 5906u) << name;
+  }
+}
+
+// --timing-only moves no payload: every time, count and card of the sweep is the same as with
+// real data, and only the check is gone (the wrong column says N/A in the CSV and in
+// nccl-tests' table). Its points are its own: a points file of the checked sweep, resumed with
+// --timing-only, gives up none of them.
+TEST(CostcardCommand, TimingOnlyKeepsEveryTimeAndDropsTheCheck) {
+  const std::string checked_csv = temp_path("costcard_checked.csv");
+  const std::string timing_csv = temp_path("costcard_timing_only.csv");
+  const std::string points = temp_path("costcard_checked.points");
+  std::remove(points.c_str());
+  const std::string args = "costcard --kernels mesh,ring --ranks 2,4 -b 1KiB -e 4KiB ";
+  std::string out;
+  ASSERT_EQ(run_binary(args + "--csv " + checked_csv + " --points " + points, out), 0) << out;
+  ASSERT_EQ(
+      run_binary(args + "--timing-only --resume --points " + points + " --csv " + timing_csv, out),
+      0)
+      << out;
+  // nccl-tests' tables: every one of the 12 rows ends in N/A (none was checked or reused).
+  std::size_t unchecked = 0;
+  for (std::size_t at = out.find(" N/A\n"); at != std::string::npos;
+       at = out.find(" N/A\n", at + 1))
+    ++unchecked;
+  EXPECT_EQ(unchecked, 12u) << out;
+  auto checked = read_csv(checked_csv);
+  auto timing = read_csv(timing_csv);
+  ASSERT_EQ(checked.size(), 12u);  // 2 kernels x 2 P x 3 sizes
+  ASSERT_EQ(timing.size(), checked.size());
+  for (std::size_t i = 0; i < checked.size(); ++i) {
+    EXPECT_EQ(checked[i].at("wrong"), "0");
+    EXPECT_EQ(timing[i].at("wrong"), "N/A");
+    checked[i].erase("wrong");
+    timing[i].erase("wrong");
+    EXPECT_EQ(timing[i], checked[i]) << "row " << i;
   }
 }
 

@@ -217,15 +217,18 @@ std::string point_name(const Point& p) {
 
 // Width of the kernel column in the point and core-count tables ("builtin_mesh/16" fits).
 constexpr int kKernelColumn = 16;
+// And of the P column: a space before the largest topology's 16384 ranks, even after a name
+// as wide as the kernel column ("hierarchical/rhd").
+constexpr int kRanksColumn = 6;
 
 void print_points(std::ostream& out, const std::vector<Point>& points, bool per_round) {
   out << std::left << std::setw(kKernelColumn) << "kernel" << std::right
-      << "   P      bytes     time_ns     card_ns    dev%  remote_B/card      "
+      << "     P      bytes     time_ns     card_ns    dev%  remote_B/card      "
          "rounds/card  notifies/card  waits/card  ns/round (card)\n";
   for (const Point& p : points) {
     const std::uint64_t bytes = p.elements * dtype_bytes(p.run.result.request.problem.dtype);
-    out << std::left << std::setw(kKernelColumn) << point_name(p) << std::right << std::setw(4)
-        << p.ranks << std::setw(11) << human_bytes(bytes);
+    out << std::left << std::setw(kKernelColumn) << point_name(p) << std::right
+        << std::setw(kRanksColumn) << p.ranks << std::setw(11) << human_bytes(bytes);
     if (!p.run.error.empty() || !p.run.result.completed) {
       out << "  not run: " << (p.run.error.empty() ? p.run.result.failure : p.run.error) << "\n";
       continue;
@@ -259,6 +262,12 @@ void print_points(std::ostream& out, const std::vector<Point>& points, bool per_
   }
 }
 
+// The elements that differ from the golden, or N/A for a point whose result was not checked
+// (a timing-only sweep), as nccl-tests shows with its check off.
+std::string wrong_column(const Point& p) {
+  return p.run.result.checked ? std::to_string(p.run.result.mismatch_count) : "N/A";
+}
+
 // nccl-tests' table, one per kernel and P.
 void print_nccl_tables(std::ostream& out, const std::vector<Point>& points) {
   for (std::size_t i = 0; i < points.size();) {
@@ -284,7 +293,7 @@ void print_nccl_tables(std::ostream& out, const std::vector<Point>& points) {
       const double algbw = static_cast<double>(bytes) / time;
       out << std::fixed << std::setprecision(2) << std::setw(12) << time / 1000.0 << std::setw(13)
           << algbw << std::setw(13) << allreduce_busbw(algbw, p.ranks) << std::setw(8)
-          << p.run.result.mismatch_count << "\n";
+          << wrong_column(p) << "\n";
     }
     i = j;
   }
@@ -440,7 +449,7 @@ void print_core_counts(std::ostream& out, const std::vector<Point>& points) {
     if (!header) {
       out << "\nCore counts: the fastest, and the smallest within 5 % of it\n"
           << std::left << std::setw(kKernelColumn) << "kernel" << std::right
-          << "   P      bytes   fastest    time_ns   within_5%    time_ns\n";
+          << "     P      bytes   fastest    time_ns   within_5%    time_ns\n";
       header = true;
     }
     std::sort(sweep.begin(), sweep.end(),
@@ -451,8 +460,8 @@ void print_core_counts(std::ostream& out, const std::vector<Point>& points) {
         static_cast<std::size_t>(std::min_element(times.begin(), times.end()) - times.begin());
     const std::size_t enough = smallest_near_best(times, 0.05);
     const Point& first = *sweep.front();
-    out << std::left << std::setw(kKernelColumn) << first.kernel << std::right << std::setw(4)
-        << first.ranks << std::setw(11)
+    out << std::left << std::setw(kKernelColumn) << first.kernel << std::right
+        << std::setw(kRanksColumn) << first.ranks << std::setw(11)
         << human_bytes(first.elements * dtype_bytes(first.run.result.request.problem.dtype))
         << std::fixed << std::setprecision(1) << std::setw(10) << sweep[fastest]->core_num
         << std::setw(11) << times[fastest] << std::setw(12) << sweep[enough]->core_num
@@ -476,8 +485,8 @@ std::string csv(const std::vector<Point>& points, bool ideal) {
         << p.card.time_ns << "," << pct(time, p.card.time_ns) << "," << c.remote_read << ","
         << c.card_remote_read << "," << c.rounds << "," << c.card_rounds << "," << c.notifies << ","
         << c.card_notifies << "," << c.waits << "," << c.card_waits << "," << std::setprecision(6)
-        << algbw << "," << allreduce_busbw(algbw, p.ranks) << "," << p.run.result.mismatch_count
-        << "," << (ideal ? 1 : 0) << "," << p.run.result.request.platform.name << "\n";
+        << algbw << "," << allreduce_busbw(algbw, p.ranks) << "," << wrong_column(p) << ","
+        << (ideal ? 1 : 0) << "," << p.run.result.request.platform.name << "\n";
   }
   return out.str();
 }
@@ -539,7 +548,8 @@ std::string point_key(const RunRequest& request, bool ideal) {
   const std::string cores = p.core_num > 1 ? " cores=" + std::to_string(p.core_num) : "";
   return request.kernel + inter + cores + " P=" + std::to_string(request.devices.size()) + " " +
          std::to_string(p.bytes()) + "B " + to_string(p.dtype) + " " + to_string(p.op) + " on " +
-         request.platform.name + (ideal ? " (ideal)" : "");
+         request.platform.name + (ideal ? " (ideal)" : "") +
+         (request.timing_only ? " (timing only)" : "");
 }
 
 // The points file: one JSON line per finished point, {"point": KEY, "run": RESULT}. A last
@@ -622,6 +632,9 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         "run on the ideal platform: ranks launch together, memory ports never contend; every "
         "time must then equal its card within 1 %")(
         "rounds", "print every round of the slowest rank, measured and card")(
+        "timing-only",
+        "move no payload bytes and check no result (#wrong shows N/A): sweeps at thousands of "
+        "ranks, whose real data would not fit in memory")(
         "core-num", po::value<std::string>()->default_value("1"),
         "core counts (SPMD blocks per rank) swept for the kernels that take one (host_mesh), "
         "comma-separated; the report names the smallest within 5 % of the fastest per size")(
@@ -649,13 +662,14 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
       out << "usage: allreduce-sim costcard [--kernels all|LIST] [--ranks 2,4,8] [-b 1KiB] "
              "[-e 4MiB] [-f 2]\n"
              "                              [--dtype T] [--op OP] [-p PLATFORM] [--ideal] "
-             "[--csv FILE] [platform keys]\n\n"
+             "[--timing-only] [--csv FILE] [platform keys]\n\n"
           << shown
           << "\nExit codes: 0 every byte and round card holds, 1 a card fails, 2 bad input.\n";
       return 0;
     }
     const bool ideal = vm.count("ideal") > 0;
     if (ideal) platform = ideal_platform(platform);
+    const bool timing_only = vm.count("timing-only") > 0;
     const DType dtype = parse_dtype(vm["dtype"].as<std::string>());
     const ReduceOp op = parse_op(vm["op"].as<std::string>());
     const std::vector<std::string> kernels = parse_kernels(vm["kernels"].as<std::string>(), err);
@@ -734,6 +748,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
             request.problem.core_num = core_num;
             if (const char* mode = builtin_mode(kernel)) request.problem.mode = mode;
             request.kernel = kernel;
+            request.timing_only = timing_only;
             if (kernel == "hierarchical") request.problem.inter = inter;
             Point& point = points.emplace_back();
             point.kernel = kernel + (request.problem.inter == "rhd" ? "/rhd" : "");
