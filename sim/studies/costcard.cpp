@@ -222,8 +222,9 @@ constexpr int kKernelColumn = 16;
 constexpr int kRanksColumn = 6;
 
 void print_points(std::ostream& out, const std::vector<Point>& points, bool per_round) {
-  out << std::left << std::setw(kKernelColumn) << "kernel" << std::right
-      << "     P      bytes     time_ns     card_ns    dev%  remote_B/card      "
+  out << std::left << std::setw(kKernelColumn) << "kernel" << std::right << std::setw(kRanksColumn)
+      << "P"
+      << "      bytes     time_ns     card_ns    dev%  remote_B/card      "
          "rounds/card  notifies/card  waits/card  ns/round (card)\n";
   for (const Point& p : points) {
     const std::uint64_t bytes = p.elements * dtype_bytes(p.run.result.request.problem.dtype);
@@ -449,7 +450,8 @@ void print_core_counts(std::ostream& out, const std::vector<Point>& points) {
     if (!header) {
       out << "\nCore counts: the fastest, and the smallest within 5 % of it\n"
           << std::left << std::setw(kKernelColumn) << "kernel" << std::right
-          << "     P      bytes   fastest    time_ns   within_5%    time_ns\n";
+          << std::setw(kRanksColumn) << "P"
+          << "      bytes   fastest    time_ns   within_5%    time_ns\n";
       header = true;
     }
     std::sort(sweep.begin(), sweep.end(),
