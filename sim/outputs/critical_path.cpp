@@ -6,6 +6,7 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace ars {
@@ -265,18 +266,58 @@ struct RoundLimits {
   std::map<std::string, int> limits;
 };
 
+// What decides a transfer's text in limit_class: the limit's kind and resource, or for the
+// queue's own rate the op's rate and whether it was misaligned. Counting by this, not by the
+// text, keeps a string out of each of the millions of transfers a large run makes.
+std::uint64_t limit_class_id(const RunResult& result, const TransferRecord& t) {
+  const TransferLimit limit = effective_limit(result, t);
+  const std::uint64_t detail =
+      limit.kind != TransferLimit::Kind::QueueRate
+          ? static_cast<std::uint64_t>(static_cast<std::uint32_t>(limit.resource))
+          : static_cast<std::uint64_t>(std::min(static_cast<int>(t.op), 2)) * 2 + t.misaligned;
+  return static_cast<std::uint64_t>(limit.kind) << 32 | detail;
+}
+
 std::vector<RoundLimits> round_limits(const RunResult& result) {
-  std::map<int, RoundLimits> rounds;
+  // A round's transfers by class: one transfer of the class (to write its text) and how many.
+  struct Class {
+    std::uint64_t id;
+    TransferRecord example;
+    int count;
+  };
+  struct Round {
+    std::string phase;
+    int transfers = 0;
+    std::vector<Class> classes;  // a handful: linear search beats a map
+  };
+  std::map<int, Round> rounds;
   for (const RankStats& s : units(result)) {
+    auto entry = rounds.end();
     for (const TransferRecord t : s.transfer_records) {
-      auto [entry, fresh] = rounds.try_emplace(t.round, RoundLimits{t.round, "", 0, {}});
-      if (fresh) entry->second.phase = phase_of(result, s.rank, t.round);
-      ++entry->second.transfers;
-      ++entry->second.limits[limit_class(result, t)];
+      // A rank's transfers come round by round: the round's entry is most often the last one.
+      if (entry == rounds.end() || entry->first != t.round) {
+        bool fresh = false;
+        std::tie(entry, fresh) = rounds.try_emplace(t.round);
+        if (fresh) entry->second.phase = phase_of(result, s.rank, t.round);
+      }
+      Round& round = entry->second;
+      ++round.transfers;
+      const std::uint64_t id = limit_class_id(result, t);
+      auto found = std::find_if(round.classes.begin(), round.classes.end(),
+                                [&](const Class& c) { return c.id == id; });
+      if (found == round.classes.end()) {
+        round.classes.push_back({id, t, 1});
+      } else {
+        ++found->count;
+      }
     }
   }
   std::vector<RoundLimits> out;
-  for (auto& [round, entry] : rounds) out.push_back(std::move(entry));
+  for (auto& [index, round] : rounds) {
+    RoundLimits limits{index, std::move(round.phase), round.transfers, {}};
+    for (const Class& c : round.classes) limits.limits[limit_class(result, c.example)] += c.count;
+    out.push_back(std::move(limits));
+  }
   return out;
 }
 
