@@ -93,13 +93,34 @@ void RoundChanges::throw_too_many() {
                           " records of one kind on one rank: too many to record");
 }
 
-int RoundChanges::round(std::size_t index) const {
-  const auto change = static_cast<std::uint32_t>(
-      std::upper_bound(firsts_.begin(), firsts_.end(), index) - firsts_.begin() - 1);
-  const Jump& jump =
-      *std::prev(std::upper_bound(jumps_.begin(), jumps_.end(), change,
-                                  [](std::uint32_t c, const Jump& j) { return c < j.change; }));
-  return jump.round + static_cast<int>(change - jump.change);
+int RoundChanges::round(std::size_t index, RoundCursor& cursor) const {
+  // The change the entry falls in (the last starting at or before it), and the jump that
+  // change follows: in a walk, the cursor's or the next one, else found by a search.
+  const auto in_change = [&](std::size_t change) {
+    return change < firsts_.size() && firsts_[change] <= index &&
+           (change + 1 == firsts_.size() || firsts_[change + 1] > index);
+  };
+  std::size_t change = cursor.change;
+  if (!in_change(change)) {
+    change =
+        in_change(change + 1)
+            ? change + 1
+            : static_cast<std::size_t>(std::upper_bound(firsts_.begin(), firsts_.end(), index) -
+                                       firsts_.begin() - 1);
+  }
+  const auto after_jump = [&](std::size_t jump) {
+    return jump < jumps_.size() && jumps_[jump].change <= change &&
+           (jump + 1 == jumps_.size() || jumps_[jump + 1].change > change);
+  };
+  std::size_t jump = cursor.jump;
+  if (!after_jump(jump)) {
+    jump = static_cast<std::size_t>(
+        std::upper_bound(jumps_.begin(), jumps_.end(), change,
+                         [](std::size_t c, const Jump& j) { return c < j.change; }) -
+        jumps_.begin() - 1);
+  }
+  cursor = {change, jump};
+  return jumps_[jump].round + static_cast<int>(change - jumps_[jump].change);
 }
 
 bool TransferLog::Shape::operator<(const Shape& other) const {
@@ -233,7 +254,7 @@ std::uint64_t SpanLog::end_ps(std::size_t index) const {
   return end == kApart ? apart(index).end_ps : ends_.time(index, end);
 }
 
-CoreSpan SpanLog::operator[](std::size_t index) const {
+CoreSpan SpanLog::read(std::size_t index, RoundCursor& cursor) const {
   const SpanLogEntry& p = packed_[index];
   CoreSpan span;
   span.kind = static_cast<CoreSpan::Kind>(p.ref_and_kind & 7u);
@@ -246,11 +267,11 @@ CoreSpan SpanLog::operator[](std::size_t index) const {
     span.start_ps = end_ps(index - 1);
     span.end_ps = ends_.time(index, p.end_ps);
   }
-  span.round = rounds_.round(index);
+  span.round = rounds_.round(index, cursor);
   return span;
 }
 
-TransferRecord TransferLog::operator[](std::size_t ticket) const {
+TransferRecord TransferLog::read(std::size_t ticket, RoundCursor& cursor) const {
   const TransferLogEntry& p = packed_[ticket];
   if (p.shape == kWhole) return whole_[p.submit_ps];
   const Shape& shape = shapes_[p.shape & ~(kQueued | kHeld)];
@@ -264,7 +285,7 @@ TransferRecord TransferLog::operator[](std::size_t ticket) const {
   r.finish_ps = r.left_ps + r.held_ps + r.latency_ps;
   r.bytes = shape.bytes;
   r.peer = shape.peer;
-  r.round = rounds_.round(ticket);
+  r.round = rounds_.round(ticket, cursor);
   r.queue = shape.queue;
   r.op = static_cast<TransferRecord::Op>(shape.flags & 3u);
   r.misaligned = (shape.flags & kMisaligned) != 0;

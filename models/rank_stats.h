@@ -117,12 +117,19 @@ struct TransferRecord {
   TransferLimit limit;      // QueueRate when nothing held the last burst
 };
 
+// Where a walk in index order last found an entry's round (see RoundChanges), so that the next
+// entry's is found without a search.
+struct RoundCursor {
+  std::size_t change = 0;
+  std::size_t jump = 0;
+};
+
 // Walks a packed log in index order, reading every entry back by value.
 template <typename Log, typename Entry>
 class LogIterator {
  public:
   LogIterator(const Log& log, std::size_t index) : log_(&log), index_(index) {}
-  Entry operator*() const { return (*log_)[index_]; }
+  Entry operator*() { return log_->read(index_, cursor_); }
   LogIterator& operator++() {
     ++index_;
     return *this;
@@ -132,6 +139,7 @@ class LogIterator {
  private:
   const Log* log_;
   std::size_t index_;
+  RoundCursor cursor_;
 };
 
 // What the packed logs share: their entries by index, read back by value, and in order. The
@@ -143,6 +151,11 @@ class PackedLog {
   std::size_t size() const { return packed_.size(); }
   bool empty() const { return packed_.empty(); }
   Entry back() const { return static_cast<const Log&>(*this)[size() - 1]; }
+  // An entry read in a walk: a log that keeps rounds (TransferLog, SpanLog) reads on from the
+  // cursor.
+  Entry read(std::size_t index, RoundCursor&) const {
+    return static_cast<const Log&>(*this)[index];
+  }
   LogIterator<Log, Entry> begin() const { return {static_cast<const Log&>(*this), 0}; }
   LogIterator<Log, Entry> end() const { return {static_cast<const Log&>(*this), size()}; }
 
@@ -184,7 +197,13 @@ class RoundChanges {
       last_round_ = round;
     }
   }
-  int round(std::size_t index) const;
+  int round(std::size_t index) const {
+    RoundCursor cursor;
+    return round(index, cursor);
+  }
+  // The same, read on from the cursor, which it moves: in a walk, each entry's round is the
+  // cursor's or the next one's.
+  int round(std::size_t index, RoundCursor& cursor) const;
 
  private:
   [[noreturn]] static void throw_too_many();
@@ -216,7 +235,11 @@ struct TransferLogEntry {
 class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEntry> {
  public:
   void push_back(const TransferRecord& record);
-  TransferRecord operator[](std::size_t ticket) const;
+  TransferRecord operator[](std::size_t ticket) const {
+    RoundCursor cursor;
+    return read(ticket, cursor);
+  }
+  TransferRecord read(std::size_t ticket, RoundCursor& cursor) const;
 
  private:
   // What the transfers of a rank mostly have in common, compared as a tuple.
@@ -386,7 +409,11 @@ class SpanLog : public PackedLog<SpanLog, CoreSpan, SpanLogEntry> {
   static constexpr std::uint32_t kRefLimit = 1u << 29;  // references below this fit
   // Throws std::length_error for a reference of kRefLimit or more.
   void push_back(const CoreSpan& span);
-  CoreSpan operator[](std::size_t index) const;
+  CoreSpan operator[](std::size_t index) const {
+    RoundCursor cursor;
+    return read(index, cursor);
+  }
+  CoreSpan read(std::size_t index, RoundCursor& cursor) const;
 
  private:
   struct Apart {

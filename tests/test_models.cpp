@@ -856,6 +856,23 @@ TEST(RoundChanges, ReadsBackFollowingAndJumpingRounds) {
     EXPECT_EQ(rounds.round(i), rounds_by_entry[i]) << i;
 }
 
+// A walk reads each entry's round on from a cursor, which the reading moves: whatever the
+// order of reading (forwards, backwards, skipping ahead and back), the rounds are the same.
+TEST(RoundChanges, ACursorReadsTheSameRoundsInAnyOrder) {
+  const std::vector<int> rounds_by_entry = {-1, 0, 0, 1, 2, 2, 2, 5, 6, 4, 5, 5, 3, 3, 4, 9};
+  RoundChanges rounds;
+  for (std::size_t i = 0; i < rounds_by_entry.size(); ++i) rounds.add(i, rounds_by_entry[i]);
+  RoundCursor forwards;
+  for (std::size_t i = 0; i < rounds_by_entry.size(); ++i)
+    EXPECT_EQ(rounds.round(i, forwards), rounds_by_entry[i]) << i;
+  RoundCursor backwards;
+  for (std::size_t i = rounds_by_entry.size(); i-- > 0;)
+    EXPECT_EQ(rounds.round(i, backwards), rounds_by_entry[i]) << i;
+  RoundCursor skipping;
+  for (std::size_t i : {0, 7, 3, 15, 9, 10, 2, 14, 1, 12, 11, 4})
+    EXPECT_EQ(rounds.round(i, skipping), rounds_by_entry[i]) << i;
+}
+
 // The packed transfer log reads back every field exactly: records sharing their shape or not,
 // with and without the delays kept beside the entries (queued, held), records kept whole (an
 // offset beyond 32 bits, a landing that does not follow from the leaving time, the time held and
