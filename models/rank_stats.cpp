@@ -95,18 +95,22 @@ void RoundChanges::throw_too_many() {
 
 int RoundChanges::round(std::size_t index, RoundCursor& cursor) const {
   // The change the entry falls in (the last starting at or before it), and the jump that
-  // change follows: in a walk, the cursor's or the next one, else found by a search.
+  // change follows: in a walk, forwards or backwards, the cursor's or the one beside it, else
+  // found by a search.
   const auto in_change = [&](std::size_t change) {
     return change < firsts_.size() && firsts_[change] <= index &&
            (change + 1 == firsts_.size() || firsts_[change + 1] > index);
   };
   std::size_t change = cursor.change;
   if (!in_change(change)) {
-    change =
-        in_change(change + 1)
-            ? change + 1
-            : static_cast<std::size_t>(std::upper_bound(firsts_.begin(), firsts_.end(), index) -
-                                       firsts_.begin() - 1);
+    if (in_change(change + 1)) {
+      ++change;
+    } else if (change > 0 && in_change(change - 1)) {
+      --change;
+    } else {
+      change = static_cast<std::size_t>(std::upper_bound(firsts_.begin(), firsts_.end(), index) -
+                                        firsts_.begin() - 1);
+    }
   }
   const auto after_jump = [&](std::size_t jump) {
     return jump < jumps_.size() && jumps_[jump].change <= change &&

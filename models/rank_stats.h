@@ -117,8 +117,8 @@ struct TransferRecord {
   TransferLimit limit;      // QueueRate when nothing held the last burst
 };
 
-// Where a walk in index order last found an entry's round (see RoundChanges), so that the next
-// entry's is found without a search.
+// Where a walk through a log last found an entry's round (see RoundChanges), so that the next
+// entry's, or the one before, is found without a search.
 struct RoundCursor {
   std::size_t change = 0;
   std::size_t jump = 0;
@@ -202,7 +202,7 @@ class RoundChanges {
     return round(index, cursor);
   }
   // The same, read on from the cursor, which it moves: in a walk, each entry's round is the
-  // cursor's or the next one's.
+  // cursor's or the one beside it.
   int round(std::size_t index, RoundCursor& cursor) const;
 
  private:

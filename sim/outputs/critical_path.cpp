@@ -552,6 +552,7 @@ CriticalPath critical_path(const RunResult& result) {
   // Each rank's cursor only moves back, so every span is visited at most once.
   std::vector<std::size_t> cursor;
   for (const RankStats& s : ranks) cursor.push_back(s.spans.size());
+  std::vector<RoundCursor> span_rounds(ranks.size());  // each rank's spans, read walking back
   std::vector<PathStep> back;
   const auto push = [&](PathStep step) {
     step.block = block;
@@ -565,13 +566,14 @@ CriticalPath critical_path(const RunResult& result) {
     const auto index = static_cast<std::size_t>(rank * blocks + block);
     const RankStats& s = ranks[index];
     std::size_t& i = cursor[index];
-    while (i > 0 && s.spans[i - 1].start_ps >= t) --i;
+    RoundCursor& span_round = span_rounds[index];
+    while (i > 0 && s.spans.read(i - 1, span_round).start_ps >= t) --i;
     if (i == 0) {
       add(Kind::Unattributed, -1, s.start_ps, t);
       add(Kind::LaunchOffset, -1, first_start, s.start_ps);
       break;
     }
-    const CoreSpan span = s.spans[--i];
+    const CoreSpan span = s.spans.read(--i, span_round);
     const std::uint64_t end = std::min(span.end_ps, t);
     add(Kind::Unattributed, span.round, end, t);
     t = span.start_ps;
