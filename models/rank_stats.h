@@ -197,12 +197,8 @@ class RoundChanges {
       last_round_ = round;
     }
   }
-  int round(std::size_t index) const {
-    RoundCursor cursor;
-    return round(index, cursor);
-  }
-  // The same, read on from the cursor, which it moves: in a walk, each entry's round is the
-  // cursor's or the one beside it.
+  // Entry `index`'s round, read on from the cursor, which it moves: in a walk each entry's
+  // round is the cursor's or the one beside it; any other entry is found by a search.
   int round(std::size_t index, RoundCursor& cursor) const;
 
  private:

@@ -828,10 +828,11 @@ TEST(RoundChanges, KeepsRoundsUpToTheIndexLimit) {
   rounds.add(1, 0);
   rounds.add(2, 0);
   rounds.add(RoundChanges::kIndexLimit - 1, 7);
-  EXPECT_EQ(rounds.round(0), -1);
-  EXPECT_EQ(rounds.round(2), 0);
-  EXPECT_EQ(rounds.round(RoundChanges::kIndexLimit - 2), 0);
-  EXPECT_EQ(rounds.round(RoundChanges::kIndexLimit - 1), 7);
+  RoundCursor cursor;
+  EXPECT_EQ(rounds.round(0, cursor), -1);
+  EXPECT_EQ(rounds.round(2, cursor), 0);
+  EXPECT_EQ(rounds.round(RoundChanges::kIndexLimit - 2, cursor), 0);
+  EXPECT_EQ(rounds.round(RoundChanges::kIndexLimit - 1, cursor), 7);
   rounds.add(RoundChanges::kIndexLimit, 7);  // the same round: nothing to keep
   EXPECT_THROW(rounds.add(RoundChanges::kIndexLimit + 1, 8), std::length_error);
 }
@@ -852,8 +853,10 @@ TEST(RoundChanges, ReadsBackFollowingAndJumpingRounds) {
   const std::vector<int> rounds_by_entry = {-1, 0, 0, 1, 2, 2, 2, 5, 6, 4, 5, 5, 3, 3, 4, 9};
   RoundChanges rounds;
   for (std::size_t i = 0; i < rounds_by_entry.size(); ++i) rounds.add(i, rounds_by_entry[i]);
-  for (std::size_t i = 0; i < rounds_by_entry.size(); ++i)
-    EXPECT_EQ(rounds.round(i), rounds_by_entry[i]) << i;
+  for (std::size_t i = 0; i < rounds_by_entry.size(); ++i) {
+    RoundCursor fresh;  // each entry on its own, found by a search
+    EXPECT_EQ(rounds.round(i, fresh), rounds_by_entry[i]) << i;
+  }
 }
 
 // A walk reads each entry's round on from a cursor, which the reading moves: whatever the
@@ -933,9 +936,13 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   EXPECT_TRUE(same(log[6], held));
   EXPECT_TRUE(same(log[7], prompt));
   EXPECT_TRUE(same(log[8], early));
+  // A walk reads every record as reading it by its ticket does.
   std::size_t visited = 0;
-  for (const TransferRecord& r : log) visited += r.peer == 1023 ? 1 : 0;
-  EXPECT_EQ(visited, 7u);
+  for (const TransferRecord& r : log) {
+    EXPECT_TRUE(same(r, log[visited])) << visited;
+    ++visited;
+  }
+  EXPECT_EQ(visited, 9u);
 }
 
 // --- the progress line's figures ---
