@@ -938,11 +938,14 @@ TEST(TransferLog, ReadsBackEveryRecordExactly) {
   EXPECT_TRUE(same(log[8], early));
   // A walk reads every record as reading it by its ticket does.
   std::size_t visited = 0;
+  std::size_t far_peers = 0;
   for (const TransferRecord& r : log) {
     EXPECT_TRUE(same(r, log[visited])) << visited;
     ++visited;
+    far_peers += r.peer == 1023 ? 1 : 0;
   }
   EXPECT_EQ(visited, 9u);
+  EXPECT_EQ(far_peers, 7u);
 }
 
 // --- the progress line's figures ---

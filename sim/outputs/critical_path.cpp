@@ -266,16 +266,14 @@ struct RoundLimits {
   std::map<std::string, int> limits;
 };
 
-// What decides a transfer's text in limit_class: the limit's kind and resource, or for the
-// queue's own rate the op's rate and whether it was misaligned. Counting by this, not by the
-// text, keeps a string out of each of the millions of transfers a large run makes.
+// What limit_class reads of a transfer, packed into one word: its limit after the tie rule, op
+// and alignment. Counting by this, not by the text, keeps a string out of each of the millions
+// of transfers a large run makes; words whose texts read alike add up under the text.
 std::uint64_t limit_class_id(const RunResult& result, const TransferRecord& t) {
   const TransferLimit limit = effective_limit(result, t);
-  const std::uint64_t detail =
-      limit.kind != TransferLimit::Kind::QueueRate
-          ? static_cast<std::uint64_t>(static_cast<std::uint32_t>(limit.resource))
-          : static_cast<std::uint64_t>(std::min(static_cast<int>(t.op), 2)) * 2 + t.misaligned;
-  return static_cast<std::uint64_t>(limit.kind) << 32 | detail;
+  return static_cast<std::uint64_t>(limit.kind) << 40 |
+         static_cast<std::uint64_t>(static_cast<std::uint32_t>(limit.resource)) << 8 |
+         static_cast<std::uint64_t>(t.op) << 1 | static_cast<std::uint64_t>(t.misaligned);
 }
 
 std::vector<RoundLimits> round_limits(const RunResult& result) {
