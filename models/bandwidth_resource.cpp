@@ -40,9 +40,8 @@ std::string conflict_message(std::uint64_t flow, const Claim& claim) {
   write_asker(where, claim.conflict_flow);
   where << " met on " << claim.conflict_resource->place() << " at " << std::fixed
         << std::setprecision(3) << to_ns(claim.at) << " ns";
-  // Two asking there at the same instant have no order of their own (SystemC's order of
-  // same-time events decides it); otherwise one asked inside the span of the other's bursts,
-  // already reserved.
+  // Two asking there at the same instant (a tie: burst by burst their bursts interleave there);
+  // otherwise one asked inside the span of the other's bursts, already reserved.
   if (claim.at == claim.conflict_from) {
     where << ", both starting there at that instant";
   } else {

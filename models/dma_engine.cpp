@@ -210,12 +210,48 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     timing->claim.checked = true;
   }
 
+  // Reads what a burst met on its way: false when it failed or met a conflict, which ends the
+  // transfer.
+  auto passed_burst = [&](const sc_time& asked_at, const sc_time& issued_by) {
+    if (!trans.is_response_ok()) {
+      report_burst_failure(name(), trans.get_address());
+      records_[ticket].finish_ps = finish.value();
+      return false;
+    }
+    if (timing->claim.conflict) {
+      note_conflict(timing->flow, timing->claim);
+      records_[ticket].finish_ps = finish.value();
+      return false;
+    }
+    const sc_time passed = asked_at + timing->tail;
+    const sc_time landed = std::max(issued_by, passed) + timing->latency;
+    if (landed >= finish) {
+      finish = landed;
+      limit = passed > issued_by ? timing->limit : TransferLimit{};
+      held = passed > issued_by ? passed - issued_by : sc_core::SC_ZERO_TIME;
+      latency = timing->latency;
+    }
+    return true;
+  };
+  // Burst by burst, the interconnect serves a burst once every process of its delta cycle has
+  // asked (see Interconnect); the queue reads it after its next wait, before the payload is
+  // reused.
+  bool asked = false;
+  sc_time asked_at;
+  sc_time asked_issued_by;
+  auto passed_asked = [&] {
+    if (current_time(*this) == asked_at) sc_core::wait(sc_core::SC_ZERO_TIME);
+    asked = false;
+    return passed_burst(asked_at, asked_issued_by);
+  };
+
   for (std::uint64_t offset = 0; offset < request.bytes; offset += burst_bytes_) {
     const std::uint64_t length = std::min(burst_bytes_, request.bytes - offset);
     // Bursts leave at the queue's rate, timed from the start so rounding never accumulates.
     const sc_time issue = start + ps(std::floor(offset / rate));
     const sc_time issued_by = start + ps(std::floor((offset + length) / rate));
     if (!whole_ && issue > current_time(*this)) sc_core::wait(issue - current_time(*this));
+    if (asked && !passed_asked()) return;
     trans.set_address(request.gm_address + offset);
     trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset + offset);
     trans.set_data_length(static_cast<unsigned int>(length));
@@ -226,36 +262,26 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     timing->reset(delay);
     timing->claim.at = issue;
     to_noc->b_transport(trans, delay);
-    if (!trans.is_response_ok()) {
-      report_burst_failure(name(), trans.get_address());
-      records_[ticket].finish_ps = finish.value();
-      return;
-    }
-    if (timing->claim.conflict) {
-      note_conflict(timing->flow, timing->claim);
-      records_[ticket].finish_ps = finish.value();
-      return;
-    }
-    const sc_time passed = current_time(*this) + timing->tail;
-    const sc_time landed = std::max(issued_by, passed) + timing->latency;
-    if (landed >= finish) {
-      finish = landed;
-      limit = passed > issued_by ? timing->limit : TransferLimit{};
-      held = passed > issued_by ? passed - issued_by : sc_core::SC_ZERO_TIME;
-      latency = timing->latency;
+    if (whole_) {
+      if (!passed_burst(current_time(*this), issued_by)) return;
+    } else {
+      asked = true;
+      asked_at = current_time(*this);
+      asked_issued_by = issued_by;
     }
   }
+  // The queue is free once its last burst has left at the queue's rate; a transfer reserved
+  // by submit() only records the time instead of waiting for it.
+  const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
+  if (queue_thread && issued_all > current_time(*this))
+    sc_core::wait(issued_all - current_time(*this));
+  if (asked && !passed_asked()) return;
   TransferRecord& record = records_[ticket];
   record.finish_ps = finish.value();
   record.held_ps = held.value();
   record.latency_ps = latency.value();
   record.limit = limit;
-  // The queue is free once its last burst has left at the queue's rate; a transfer reserved
-  // by submit() only records the time instead of waiting for it.
-  const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
   record.left_ps = issued_all.value();
-  if (queue_thread && issued_all > current_time(*this))
-    sc_core::wait(issued_all - current_time(*this));
 }
 
 void DmaEngine::note_conflict(std::uint64_t flow, const Claim& claim) {

@@ -20,6 +20,9 @@ Interconnect::Interconnect(sc_core::sc_module_name name, const PlatformConfig& c
       path_cache_(path_cache) {
   from_device.register_b_transport(this, &Interconnect::b_transport);
   from_device.register_transport_dbg(this, &Interconnect::transport_dbg);
+  SC_METHOD(settle);
+  sensitive << asked_;
+  dont_initialize();
   const bool switched = config.topology == Topology::Switch ||
                         config.topology == Topology::Cluster ||
                         config.topology == Topology::Superpod;
@@ -51,6 +54,24 @@ const Interconnect::Path& Interconnect::path(int from, int to) {
 }
 
 void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
+  const auto* timing = trans.get_extension<BurstTiming>();
+  if (timing != nullptr && !timing->claim.checked) {
+    if (asks_.empty()) asked_.notify(sc_core::SC_ZERO_TIME);
+    asks_.push_back({timing->flow, port, &trans, delay});
+    return;
+  }
+  serve(port, trans, delay);
+}
+
+void Interconnect::settle() {
+  serving_.swap(asks_);
+  std::stable_sort(serving_.begin(), serving_.end(),
+                   [](const Ask& a, const Ask& b) { return a.flow < b.flow; });
+  for (Ask& ask : serving_) serve(ask.port, *ask.trans, ask.delay);
+  serving_.clear();
+}
+
+void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
   const int source = port_device_.at(port);
   const int target = address_device(trans.get_address());
   if (target < 0 || target >= devices_) {

@@ -4,6 +4,11 @@
 // latency, come from the Fabric (models/fabric.h); a link's resource and a pair's path are
 // made when first used, so nothing is built per device pair up front. Multi-link paths are
 // cut-through or store-and-forward at the switches as switch.forwarding says.
+// A burst of a transfer run burst by burst is served once every process of its delta cycle
+// has run, with the other bursts asked in that delta, in the order of their flows: which of
+// two bursts asking at one instant a resource serves first is then the model's, not the order
+// in which SystemC happens to resume their queues (it pops same-time events in no stable
+// order). Its timing is in its BurstTiming once the queue has waited again.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +39,7 @@ struct PathCacheLimit {
 
 class Interconnect : public sc_core::sc_module {
  public:
+  SC_HAS_PROCESS(Interconnect);
   // Bound by every device's initiators (DMA engine, vector core); see connect_initiator.
   tlm_utils::multi_passthrough_target_socket<Interconnect> from_device;
   // Bound to every device's global memory, in device order.
@@ -66,6 +72,12 @@ class Interconnect : public sc_core::sc_module {
 
  private:
   void b_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  // What b_transport does for a transaction served at once; bursts asked burst by burst come
+  // here from settle().
+  void serve(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  // Serves the bursts asked in the delta cycle before, by flow (a method: it runs before the
+  // threads of its delta).
+  void settle();
   unsigned int transport_dbg(int port, tlm::tlm_generic_payload& trans);
   BandwidthResource* link(Fabric::LinkId id);
 
@@ -82,6 +94,15 @@ class Interconnect : public sc_core::sc_module {
   PathCacheLimit path_cache_;
   std::unordered_map<std::uint64_t, Path> paths_;
   std::uint64_t path_links_ = 0;  // links held by paths_
+  struct Ask {
+    std::uint64_t flow;
+    int port;
+    tlm::tlm_generic_payload* trans;
+    sc_core::sc_time delay;
+  };
+  std::vector<Ask> asks_;     // bursts asked this delta cycle, served by settle()
+  std::vector<Ask> serving_;  // the ones settle() serves (kept to reuse its memory)
+  sc_core::sc_event asked_;
 };
 
 }  // namespace ars

@@ -196,6 +196,22 @@ TEST(Interconnect, TwoFlowsIntoOneDownlinkEachTakeTwiceTheLinkTime) {
   EXPECT_EQ(std::max(t[0], t[1]), shared);
 }
 
+// The two flows above tie at every burst: both queues ask for the downlink at the same
+// instant. The interconnect serves the bursts of one delta cycle by flow, the lower device's
+// first, whichever rank runs on it and whichever queue SystemC resumes first, so the flow of
+// device 1 always ends one burst (32 ns) after that of device 0.
+TEST(Interconnect, TiedBurstsAreServedInTheOrderOfTheirFlows) {
+  const std::vector<std::uint64_t> t = store_flows({0, 1, 2}, {2, 2, -1});
+  EXPECT_EQ(t[0], kSetupPs + 2 * kLinkPs + kPathPs - kBurstPs);
+  EXPECT_EQ(t[1], kSetupPs + 2 * kLinkPs + kPathPs);
+}
+
+TEST(Interconnect, TiedBurstsAreServedInTheOrderOfTheirFlowsNotOfTheirRanks) {
+  const std::vector<std::uint64_t> t = store_flows({1, 0, 2}, {2, 2, -1});
+  EXPECT_EQ(t[1], kSetupPs + 2 * kLinkPs + kPathPs - kBurstPs);  // rank 1 runs on device 0
+  EXPECT_EQ(t[0], kSetupPs + 2 * kLinkPs + kPathPs);
+}
+
 TEST(Interconnect, TwoFlowsOnDisjointLinksEachTakeTheTimeAlone) {
   const std::vector<std::uint64_t> t = store_flows({0, 1, 2, 3}, {2, 3, -1, -1});
   EXPECT_EQ(t[0], kAlonePs);
