@@ -233,14 +233,13 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     }
     return true;
   };
-  // Burst by burst, the interconnect serves a burst once every process of its delta cycle has
-  // asked (see Interconnect); the queue reads it after its next wait, before the payload is
-  // reused.
+  // Burst by burst, the interconnect serves a burst once its instant is over (see
+  // Interconnect); the queue reads it after its next wait, before the payload is reused.
   bool asked = false;
   sc_time asked_at;
   sc_time asked_issued_by;
   auto passed_asked = [&] {
-    if (current_time(*this) == asked_at) sc_core::wait(sc_core::SC_ZERO_TIME);
+    while (timing->waiting) sc_core::wait(*timing->served);
     asked = false;
     return passed_burst(asked_at, asked_issued_by);
   };

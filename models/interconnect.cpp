@@ -54,21 +54,32 @@ const Interconnect::Path& Interconnect::path(int from, int to) {
 }
 
 void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
-  const auto* timing = trans.get_extension<BurstTiming>();
+  auto* timing = trans.get_extension<BurstTiming>();
   if (timing != nullptr && !timing->claim.checked) {
     if (asks_.empty()) asked_.notify(sc_core::SC_ZERO_TIME);
     asks_.push_back({timing->flow, port, &trans, delay});
+    timing->waiting = true;
+    timing->served = &served_;
     return;
   }
   serve(port, trans, delay);
 }
 
 void Interconnect::settle() {
+  // Processes still to run at this instant may ask too: served in a later delta cycle.
+  if (sc_core::sc_pending_activity_at_current_time()) {
+    asked_.notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
   serving_.swap(asks_);
   std::stable_sort(serving_.begin(), serving_.end(),
                    [](const Ask& a, const Ask& b) { return a.flow < b.flow; });
-  for (Ask& ask : serving_) serve(ask.port, *ask.trans, ask.delay);
+  for (Ask& ask : serving_) {
+    serve(ask.port, *ask.trans, ask.delay);
+    ask.trans->get_extension<BurstTiming>()->waiting = false;
+  }
   serving_.clear();
+  served_.notify();
 }
 
 void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {

@@ -4,11 +4,11 @@
 // latency, come from the Fabric (models/fabric.h); a link's resource and a pair's path are
 // made when first used, so nothing is built per device pair up front. Multi-link paths are
 // cut-through or store-and-forward at the switches as switch.forwarding says.
-// A burst of a transfer run burst by burst is served once every process of its delta cycle
-// has run, with the other bursts asked in that delta, in the order of their flows: which of
+// A burst of a transfer run burst by burst is served once nothing else is left to run at its
+// instant, with the other bursts asked at that instant, in the order of their flows: which of
 // two bursts asking at one instant a resource serves first is then the model's, not the order
 // in which SystemC happens to resume their queues (it pops same-time events in no stable
-// order). Its timing is in its BurstTiming once the queue has waited again.
+// order). Requests served at once (a notify's atomic, a transfer timed whole) go before them.
 #pragma once
 
 #include <cstdint>
@@ -75,8 +75,7 @@ class Interconnect : public sc_core::sc_module {
   // What b_transport does for a transaction served at once; bursts asked burst by burst come
   // here from settle().
   void serve(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
-  // Serves the bursts asked in the delta cycle before, by flow (a method: it runs before the
-  // threads of its delta).
+  // Serves the bursts asked at this instant, by flow, once nothing else is left to run at it.
   void settle();
   unsigned int transport_dbg(int port, tlm::tlm_generic_payload& trans);
   BandwidthResource* link(Fabric::LinkId id);
@@ -100,9 +99,10 @@ class Interconnect : public sc_core::sc_module {
     tlm::tlm_generic_payload* trans;
     sc_core::sc_time delay;
   };
-  std::vector<Ask> asks_;     // bursts asked this delta cycle, served by settle()
+  std::vector<Ask> asks_;     // bursts asked at this instant, served by settle()
   std::vector<Ask> serving_;  // the ones settle() serves (kept to reuse its memory)
   sc_core::sc_event asked_;
+  sc_core::sc_event served_;
 };
 
 }  // namespace ars

@@ -32,6 +32,11 @@ struct BurstTiming : tlm::tlm_extension<BurstTiming> {
   std::uint64_t flow = 0;
   TransferLimit limit;
   Claim claim;  // what the resources on the way check, for a transfer timed whole
+  // Burst by burst: the interconnect has the burst and serves it once its instant is over
+  // (see Interconnect); until then the fields above are not its answer. `served` is notified
+  // when it has been.
+  bool waiting = false;
+  const sc_core::sc_event* served = nullptr;
 
   void reset(const sc_core::sc_time& head) {
     tail = head;
