@@ -78,15 +78,20 @@ BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earli
   if (claim != nullptr && claim->checked) {
     // Another transfer still to ask here at or after this time: the order of the two
     // transfers' bursts would not be the order of their times (a tie is no order either).
-    if (claim_flow_ != 0 && claim_flow_ != flow && claim->at <= claimed_until_) {
+    // Bursts served in the model's order meet notifies and each other in that order.
+    const bool ordered = claim->kind != ClaimKind::Whole && claim_kind_ != ClaimKind::Whole &&
+                         (claim->kind == ClaimKind::Burst || claim_kind_ == ClaimKind::Burst);
+    if (claim_flow_ != 0 && claim_flow_ != flow && claim->at <= claimed_until_ && !ordered) {
       claim->conflict = true;
       claim->conflict_resource = this;
       claim->conflict_flow = claim_flow_;
       claim->conflict_from = claimed_from_;
       claim->conflict_until = claimed_until_;
+      claim->conflict_kind = claim_kind_;
     }
     if (claim_flow_ != flow) claimed_from_ = claim->at;
     claim_flow_ = flow;
+    claim_kind_ = claim->kind;
     claimed_until_ = claim->at;
   }
   const sc_time start = std::max(earliest, free_at_);

@@ -13,12 +13,21 @@
 
 namespace ars {
 
-// When a run times every DMA transfer as one step (DmaEngine), such a transfer reserves all
-// its bursts at once, each as of the time it would have asked. That gives the burst-by-burst
+// When a run times DMA transfers as one step (DmaEngine), such a transfer reserves all its
+// bursts at once, each as of the time it would have asked. That gives the burst-by-burst
 // answer only while no other flow (a transfer, or a core's notifies holding a link or a
 // memory's atomics) asks for the same resource within its asks' span, a tie included; a
-// request that does is flagged as a conflict.
+// request that does is flagged as a conflict. So are two cores' notifies asking for one hold
+// at the same instant (served at once, in the order SystemC runs the cores). A transfer run
+// burst by burst in such a run asks in its own time, and its bursts are served in an order of
+// the model's (see Interconnect): it meets notifies and other such transfers without conflict.
 class BandwidthResource;
+
+enum class ClaimKind : std::uint8_t {
+  Whole,   // a burst of a transfer timed whole
+  Notify,  // a notify's atomic, served at once
+  Burst,   // a burst of a transfer run burst by burst
+};
 
 // A flow names who asks, unique in the run (0: nobody): a DMA transfer by its engine's device
 // and block and its ticket; a core's notifies share their core's, with the top bit set. Blocks
@@ -35,8 +44,9 @@ inline std::uint64_t notify_flow(int device, int block) {
 }
 
 struct Claim {
-  bool checked = false;  // the request belongs to a run that times its transfers whole
-  sc_core::sc_time at;   // when it asks: a burst's leaving time, a notify's issue
+  bool checked = false;  // the request belongs to a run that times transfers whole
+  ClaimKind kind = ClaimKind::Whole;
+  sc_core::sc_time at;  // when it asks: a burst's leaving time, a notify's issue
   bool conflict = false;
   // Where: the resource, the flow that had asked there at or after `at`, and the span of that
   // flow's asks there (starting at `at` too when the two began at the same instant: a tie).
@@ -44,6 +54,7 @@ struct Claim {
   std::uint64_t conflict_flow = 0;
   sc_core::sc_time conflict_from;
   sc_core::sc_time conflict_until;
+  ClaimKind conflict_kind = ClaimKind::Whole;  // what the other flow's requests were
 };
 
 // "dev1's transfer 7 and dev0 block 2's notify met on dev0.memory_port at 12.000 ns, ...": who
@@ -98,6 +109,7 @@ class BandwidthResource {
   std::uint64_t bytes_moved_ = 0;
   std::uint64_t last_flow_ = 0;
   std::uint64_t claim_flow_ = 0;
+  ClaimKind claim_kind_ = ClaimKind::Whole;
   sc_core::sc_time claimed_from_;
   sc_core::sc_time claimed_until_;
   TraceSink* sink_ = nullptr;

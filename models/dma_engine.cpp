@@ -99,7 +99,7 @@ std::uint64_t DmaEngine::submit(const Request& request) {
   // Timed whole, a transfer that an idle queue would start this instant is reserved here and
   // now, by the calling thread: the queue's thread would do the same, a few events later.
   const sc_time now = current_time(*this);
-  if (whole_ && setup_ == sc_core::SC_ZERO_TIME && pending_.empty()) {
+  if (setup_ == sc_core::SC_ZERO_TIME && pending_.empty() && timed_whole(request)) {
     for (std::size_t q = 0; q < busy_until_.size(); ++q) {
       if (running_[q] || busy_until_[q] > now) continue;
       records_[ticket].queue = static_cast<std::int16_t>(q);
@@ -118,6 +118,11 @@ std::uint64_t DmaEngine::submit(const Request& request) {
 TransferLog DmaEngine::release_records() {
   for (std::uint64_t t = records_.first(); t < records_.size(); ++t) landed_.push_back(records_[t]);
   return std::move(landed_);
+}
+
+bool DmaEngine::timed_whole(const Request& request) const {
+  return whole_ && !(burst_by_burst_ && burst_by_burst_(device_, address_device(request.gm_address),
+                                                        request.direction == Direction::ToUb));
 }
 
 double DmaEngine::rate_bytes_per_ps(const Request& request) const {
@@ -174,6 +179,7 @@ bool DmaEngine::done(std::uint64_t ticket) const {
 }
 
 void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue_thread) {
+  const bool whole = timed_whole(request);
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = current_time(*this) + setup_;
   sc_time finish = start;
@@ -203,11 +209,12 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
   }
   trans.set_command(request.direction == Direction::ToUb ? tlm::TLM_READ_COMMAND
                                                          : tlm::TLM_WRITE_COMMAND);
-  if (whole_) {
+  timing->claim.checked = whole_;
+  timing->claim.kind = whole ? ClaimKind::Whole : ClaimKind::Burst;
+  if (whole) {
     // The first burst leaves at the start, as it does burst by burst; the others are
     // reserved now, each with its own leaving time as the annotated delay.
     if (start > current_time(*this)) sc_core::wait(start - current_time(*this));
-    timing->claim.checked = true;
   }
 
   // Reads what a burst met on its way: false when it failed or met a conflict, which ends the
@@ -249,7 +256,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     // Bursts leave at the queue's rate, timed from the start so rounding never accumulates.
     const sc_time issue = start + ps(std::floor(offset / rate));
     const sc_time issued_by = start + ps(std::floor((offset + length) / rate));
-    if (!whole_ && issue > current_time(*this)) sc_core::wait(issue - current_time(*this));
+    if (!whole && issue > current_time(*this)) sc_core::wait(issue - current_time(*this));
     if (asked && !passed_asked()) return;
     trans.set_address(request.gm_address + offset);
     trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset + offset);
@@ -261,7 +268,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
     timing->reset(delay);
     timing->claim.at = issue;
     to_noc->b_transport(trans, delay);
-    if (whole_) {
+    if (whole) {
       if (!passed_burst(current_time(*this), issued_by)) return;
     } else {
       asked = true;
@@ -284,12 +291,20 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
 }
 
 void DmaEngine::note_conflict(std::uint64_t flow, const Claim& claim) {
-  // The first meeting is the one to name: requests that follow within the instant the
-  // simulation stops in were made on times the meeting has already made wrong.
+  // The first meeting is the one to name; the others of the instant say where else requests
+  // meet, though they were made on times the first has already made wrong.
   if (!conflicted_) conflict_ = conflict_message(flow, claim);
   conflicted_ = true;
-  if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP)
+  const std::string& place = claim.conflict_resource->place();
+  if (std::find(conflict_places_.begin(), conflict_places_.end(), place) == conflict_places_.end())
+    conflict_places_.push_back(place);
+  if (claim.kind == ClaimKind::Notify && claim.conflict_kind == ClaimKind::Notify)
+    notifies_met_ = true;
+  if (stop_) {
+    stop_();
+  } else if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP) {
     sc_core::sc_stop();
+  }
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

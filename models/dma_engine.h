@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,13 +99,23 @@ class DmaEngine : public sc_core::sc_module {
   // Times every transfer as one step (see above); set before the simulation starts.
   void time_transfers_whole(bool on) { whole_ = on; }
   bool transfers_timed_whole() const { return whole_; }
+  // Which transfers such a run still issues burst by burst: those for which `test(device,
+  // target device, read)` holds (the ones crossing a resource where an earlier try met).
+  using BurstByBurst = std::function<bool(int, int, bool)>;
+  void run_burst_by_burst(BurstByBurst test) { burst_by_burst_ = std::move(test); }
+  // Called at a conflict: the run is to stop once the instant is over (see Platform).
+  void on_conflict(std::function<void()> stop) { stop_ = std::move(stop); }
   // A request of this engine's block (a transfer, or a notify of its core) met another on a
-  // shared resource: keeps the first such meeting and stops the simulation.
+  // shared resource: keeps the first such meeting and where each met, and stops the run.
   void note_conflict(std::uint64_t flow, const Claim& claim);
   // The block's requests met another's: the run's times are not exact.
   bool conflicted() const { return conflicted_; }
   // Which resource, when, and the requests that met there ("" when none did).
   const std::string& conflict() const { return conflict_; }
+  // The resources where they met (each once), and whether running the transfers through them
+  // burst by burst would do: not when two notifies met, which are served at once either way.
+  const std::vector<std::string>& conflict_places() const { return conflict_places_; }
+  bool notifies_met() const { return notifies_met_; }
 
  private:
   void end_of_elaboration() override;
@@ -113,6 +124,9 @@ class DmaEngine : public sc_core::sc_module {
   // queue's thread waits until the last burst has left; submit() (a transfer timed whole,
   // starting now) only records the time.
   void execute(const Request& request, std::uint64_t ticket, bool queue_thread);
+  // The transfer is timed as one step (the run times transfers whole, and not this one burst
+  // by burst).
+  bool timed_whole(const Request& request) const;
   // Drops the records at the front whose transfers have landed (into landed_ when kept).
   void forget_landed();
   // The ticket's transfer has landed and its record was dropped.
@@ -154,6 +168,10 @@ class DmaEngine : public sc_core::sc_module {
   sc_core::sc_event work_;
   sc_core::sc_event scheduled_;  // a transfer's completion time became known
   std::string conflict_;
+  std::vector<std::string> conflict_places_;
+  bool notifies_met_ = false;
+  BurstByBurst burst_by_burst_;
+  std::function<void()> stop_;
   TransferLog landed_;  // with kept records: those dropped from records_
   std::vector<int> busy_vars_;
 };

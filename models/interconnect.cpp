@@ -20,8 +20,8 @@ Interconnect::Interconnect(sc_core::sc_module_name name, const PlatformConfig& c
       path_cache_(path_cache) {
   from_device.register_b_transport(this, &Interconnect::b_transport);
   from_device.register_transport_dbg(this, &Interconnect::transport_dbg);
-  SC_METHOD(settle);
-  sensitive << asked_;
+  SC_METHOD(end_instant);
+  sensitive << instant_work_;
   dont_initialize();
   const bool switched = config.topology == Topology::Switch ||
                         config.topology == Topology::Cluster ||
@@ -48,15 +48,18 @@ const Interconnect::Path& Interconnect::path(int from, int to) {
   const Fabric::Route route = fabric_.route(from, to);
   path_links_ += route.links.size();
   Path p;
-  for (Fabric::LinkId id : route.links) p.links.push_back(link(id));
+  for (Fabric::LinkId id : route.links) {
+    p.links.push_back(link(id));
+    p.marked = p.marked || marked_links_.count(p.links.back()->place()) != 0;
+  }
   p.latency = sc_time(route.latency_ps, sc_core::SC_PS);
   return paths_.emplace(key, std::move(p)).first->second;
 }
 
 void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
   auto* timing = trans.get_extension<BurstTiming>();
-  if (timing != nullptr && !timing->claim.checked) {
-    if (asks_.empty()) asked_.notify(sc_core::SC_ZERO_TIME);
+  if (timing != nullptr && timing->claim.kind == ClaimKind::Burst) {
+    if (asks_.empty()) instant_work_.notify(sc_core::SC_ZERO_TIME);
     asks_.push_back({timing->flow, port, &trans, delay});
     timing->waiting = true;
     timing->served = &served_;
@@ -65,21 +68,41 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   serve(port, trans, delay);
 }
 
-void Interconnect::settle() {
+void Interconnect::end_instant() {
   // Processes still to run at this instant may ask too: served in a later delta cycle.
   if (sc_core::sc_pending_activity_at_current_time()) {
-    asked_.notify(sc_core::SC_ZERO_TIME);
+    instant_work_.notify(sc_core::SC_ZERO_TIME);
     return;
   }
-  serving_.swap(asks_);
-  std::stable_sort(serving_.begin(), serving_.end(),
-                   [](const Ask& a, const Ask& b) { return a.flow < b.flow; });
-  for (Ask& ask : serving_) {
-    serve(ask.port, *ask.trans, ask.delay);
-    ask.trans->get_extension<BurstTiming>()->waiting = false;
+  if (!asks_.empty()) {
+    serving_.swap(asks_);
+    std::stable_sort(serving_.begin(), serving_.end(),
+                     [](const Ask& a, const Ask& b) { return a.flow < b.flow; });
+    for (Ask& ask : serving_) {
+      serve(ask.port, *ask.trans, ask.delay);
+      ask.trans->get_extension<BurstTiming>()->waiting = false;
+    }
+    serving_.clear();
+    served_.notify();
   }
-  serving_.clear();
-  served_.notify();
+  if (stopping_) sc_core::sc_stop();
+}
+
+void Interconnect::stop_after_instant() {
+  if (stopping_) return;
+  stopping_ = true;
+  instant_work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Interconnect::mark_memory(int device) {
+  marked_memory_.resize(static_cast<std::size_t>(devices_), 0);
+  marked_memory_.at(static_cast<std::size_t>(device)) = 1;
+}
+
+bool Interconnect::burst_by_burst(int from, int to, bool read) {
+  if (!marked_memory_.empty() && marked_memory_[static_cast<std::size_t>(to)] != 0) return true;
+  if (from == to || marked_links_.empty()) return false;
+  return (read ? path(to, from) : path(from, to)).marked;
 }
 
 void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
@@ -57,6 +58,7 @@ class Interconnect : public sc_core::sc_module {
   struct Path {
     std::vector<BandwidthResource*> links;  // in the order the data crosses them
     sc_core::sc_time latency;
+    bool marked = false;  // one of the links is marked (see mark_link)
   };
   // The links data crosses going from device `from` to device `to` (empty when equal). The
   // reference is good until the next transaction (the cache is emptied only between them).
@@ -64,6 +66,17 @@ class Interconnect : public sc_core::sc_module {
   // The links made so far, in that order; link i has resource id devices + i (the memory
   // ports come first, see Platform::resources).
   const std::vector<std::unique_ptr<BandwidthResource>>& links() const { return links_; }
+
+  // Where an earlier try of the run met a conflict, set before the simulation starts: the
+  // transfers whose data crosses a marked link or a marked device's memory port run burst by
+  // burst (see burst_by_burst).
+  void mark_link(const std::string& place) { marked_links_.insert(place); }
+  void mark_memory(int device);
+  // A transfer of device `from` reading (or writing) device `to`'s memory crosses a mark.
+  bool burst_by_burst(int from, int to, bool read);
+  // Stops the simulation once nothing is left to run at this instant (after a conflict: the
+  // others of the instant are found too).
+  void stop_after_instant();
 
   // Declares the links a waveform shows (see Fabric::traced_links for `devices`); links first
   // used later are declared then.
@@ -73,10 +86,11 @@ class Interconnect : public sc_core::sc_module {
  private:
   void b_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   // What b_transport does for a transaction served at once; bursts asked burst by burst come
-  // here from settle().
+  // here from end_instant().
   void serve(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
-  // Serves the bursts asked at this instant, by flow, once nothing else is left to run at it.
-  void settle();
+  // Once nothing else is left to run at this instant: serves the bursts asked at it, by flow,
+  // and stops the simulation if asked to.
+  void end_instant();
   unsigned int transport_dbg(int port, tlm::tlm_generic_payload& trans);
   BandwidthResource* link(Fabric::LinkId id);
 
@@ -99,10 +113,13 @@ class Interconnect : public sc_core::sc_module {
     tlm::tlm_generic_payload* trans;
     sc_core::sc_time delay;
   };
-  std::vector<Ask> asks_;     // bursts asked at this instant, served by settle()
-  std::vector<Ask> serving_;  // the ones settle() serves (kept to reuse its memory)
-  sc_core::sc_event asked_;
+  std::vector<Ask> asks_;     // bursts asked at this instant, served by end_instant()
+  std::vector<Ask> serving_;  // the ones end_instant() serves (kept to reuse its memory)
+  sc_core::sc_event instant_work_;
   sc_core::sc_event served_;
+  bool stopping_ = false;
+  std::unordered_set<std::string> marked_links_;
+  std::vector<char> marked_memory_;  // by device; empty when none is
 };
 
 }  // namespace ars

@@ -57,6 +57,13 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
            options.keep_records && options.keep_sync_records});
       device.block_dma(b).keep_records(options.keep_records);
       device.block_dma(b).time_transfers_whole(options.whole_transfers);
+      if (options.whole_transfers) {
+        device.block_dma(b).on_conflict([this] { noc_.stop_after_instant(); });
+        if (!options.burst_resources.empty()) {
+          device.block_dma(b).run_burst_by_burst(
+              [this](int from, int to, bool read) { return noc_.burst_by_burst(from, to, read); });
+        }
+      }
       device.block_core(b).report_progress(options.progress);
       device.block_core(b).inject_faults(options.faults);
     }
@@ -91,6 +98,16 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       for (const SignalInfo& s : memory_.signals) {
         device.gm.trace_cells(trace_, scope + ".signal", s.name, s.address, s.rows, s.cols);
       }
+    }
+  }
+  for (const std::string& place : options.burst_resources) {
+    const auto port = std::find_if(devices_.begin(), devices_.end(), [&](const auto& device) {
+      return device->gm.port().place() == place;
+    });
+    if (port != devices_.end()) {
+      noc_.mark_memory((*port)->index());
+    } else {
+      noc_.mark_link(place);
     }
   }
 }
@@ -186,13 +203,19 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
   for (const int d : rank_devices_) {
     for (int b = 0; b < devices_[d]->blocks(); ++b) {
-      if (devices_[d]->block_dma(b).conflicted()) {
-        outcome.whole_transfers_conflicted = true;
-        outcome.conflict = devices_[d]->block_dma(b).conflict();
-        return outcome;
+      const DmaEngine& dma = devices_[d]->block_dma(b);
+      if (!dma.conflicted()) continue;
+      if (!outcome.whole_transfers_conflicted) outcome.conflict = dma.conflict();
+      outcome.whole_transfers_conflicted = true;
+      outcome.notifies_met = outcome.notifies_met || dma.notifies_met();
+      for (const std::string& place : dma.conflict_places()) {
+        if (std::find(outcome.conflict_places.begin(), outcome.conflict_places.end(), place) ==
+            outcome.conflict_places.end())
+          outcome.conflict_places.push_back(place);
       }
     }
   }
+  if (outcome.whole_transfers_conflicted) return outcome;
   for (int r = 0; r < ranks() && outcome.failure.empty(); ++r) {
     for (int b = 0; b < blocks() && outcome.failure.empty(); ++b)
       outcome.failure = core(r, b).failure();

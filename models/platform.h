@@ -34,7 +34,10 @@ class Platform : public sc_core::sc_module {
     // -1: for all.
     int round_records_owners = -1;
     TraceSink* trace = nullptr;
-    bool whole_transfers = false;     // time each DMA transfer as one step (see DmaEngine)
+    bool whole_transfers = false;  // time each DMA transfer as one step (see DmaEngine)
+    // With whole_transfers: the resources (by place, "spine6.down_to_leaf0", "dev3.memory_port")
+    // where an earlier try met a conflict; transfers crossing one run burst by burst.
+    std::vector<std::string> burst_resources;
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come
     Faults faults;                    // injected on purpose (see models/fault.h)
     PathCacheLimit path_cache;
@@ -55,7 +58,11 @@ class Platform : public sc_core::sc_module {
     // Transfers timed whole met on a shared resource: the run stopped, its times are not
     // exact; redo it burst by burst.
     bool whole_transfers_conflicted = false;
-    std::string conflict;  // where they met (DmaEngine::conflict)
+    std::string conflict;  // where they met first (DmaEngine::conflict)
+    // Every resource where requests met at that instant; whether two notifies met among them
+    // (running transfers burst by burst does not part those).
+    std::vector<std::string> conflict_places;
+    bool notifies_met = false;
   };
   Outcome run(const sc_core::sc_time& limit);
 

@@ -521,6 +521,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   notify_atomic_->source_notify = ref;
   notify_atomic_->claim = Claim();
   notify_atomic_->claim.checked = dma_.transfers_timed_whole();
+  notify_atomic_->claim.kind = ClaimKind::Notify;
   notify_atomic_->claim.at = current_time(*this);
   trans.set_address(
       global_address(device, info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col)));

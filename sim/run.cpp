@@ -13,6 +13,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include "kernels/elementwise.h"
@@ -97,8 +98,8 @@ void check_signals_clear(Platform& platform, RunResult& result) {
 
 // A forked copy of the process, made before anything is elaborated, that waits while the
 // run is tried with transfers timed whole. Released, it ends quietly; told to take over, it
-// redoes the run burst by burst and carries on as the process, whose exit status this one
-// then passes on; it is told why (where the transfers met), for its report. Without a copy
+// redoes the run and carries on as the process, whose exit status this one then passes on; it
+// is told how (see Handover) and why (where the transfers met), for its report. Without a copy
 // (fork failed) the run goes burst by burst in place.
 class Standby {
  public:
@@ -128,7 +129,7 @@ class Standby {
       if (n != 1) std::_Exit(0);  // released, or the process ended
       char part[256];
       while ((n = ::read(fds[0], part, sizeof part)) != 0) {
-        if (n > 0) reason_.append(part, static_cast<std::size_t>(n));
+        if (n > 0) told_.append(part, static_cast<std::size_t>(n));
         if (n < 0 && errno != EINTR) break;
       }
       ::close(fds[0]);
@@ -146,10 +147,10 @@ class Standby {
     ::waitpid(pid_, nullptr, 0);
   }
   bool taking_over() const { return taking_over_; }
-  // Why the copy took over (empty in the process that tried the run whole).
-  const std::string& reason() const { return reason_; }
-  [[noreturn]] void take_over(const std::string& reason) {
-    const std::string message = '\1' + reason;
+  // What the copy was told as it took over (empty in the process that tried the run).
+  const std::string& told() const { return told_; }
+  [[noreturn]] void take_over(const std::string& what) {
+    const std::string message = '\1' + what;
     if (::write(fd_, message.data(), message.size()) != static_cast<ssize_t>(message.size()))
       std::_Exit(1);
     ::close(fd_);
@@ -163,7 +164,7 @@ class Standby {
   pid_t pid_ = -1;
   int fd_ = -1;
   bool taking_over_ = false;
-  std::string reason_;
+  std::string told_;
 };
 
 }  // namespace
@@ -178,11 +179,55 @@ double input_value(const Problem& problem, int rank, std::uint64_t index) {
   return static_cast<double>(static_cast<int>(h % 256) - 128) / 64.0;
 }
 
+// How a run is tried: every transfer burst by burst, or timed whole but for those crossing
+// the resources named (where the tries before met).
+struct Attempt {
+  bool whole_transfers = false;
+  std::vector<std::string> burst_resources;
+};
+
+// Where a try's transfers timed whole met: the first meeting, every resource met at its
+// instant, and whether two notifies met (which no transfer run burst by burst would part).
+struct Meeting {
+  std::string conflict;
+  std::vector<std::string> places;
+  bool notifies = false;
+};
+
+// Tries with transfers timed whole before every transfer goes burst by burst: each marks where
+// the one before met (a ring on a cluster meets on every spine at one instant, then no more).
+constexpr int kWholeTries = 4;
+
+// What a try that met tells the copy standing by: how to try next, and the first meeting of
+// all (for the report). One line each: "whole" or "bursts", the meeting, then the resources.
+struct Handover {
+  std::string first_meeting;
+  Attempt attempt;
+
+  std::string write() const {
+    std::string text = attempt.whole_transfers ? "whole\n" : "bursts\n";
+    text += first_meeting + '\n';
+    for (const std::string& place : attempt.burst_resources) text += place + '\n';
+    return text;
+  }
+  static Handover read(const std::string& text) {
+    Handover handover;
+    std::istringstream lines(text);
+    std::string how;
+    std::getline(lines, how);
+    handover.attempt.whole_transfers = how == "whole";
+    std::getline(lines, handover.first_meeting);
+    for (std::string place; std::getline(lines, place);)
+      handover.attempt.burst_resources.push_back(place);
+    return handover;
+  }
+};
+
 // One simulation of a checked request; nullopt when transfers timed whole met on a resource
-// (`conflict` then says where).
+// (`meeting` then says where).
 std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& kernel,
                                   const Problem& problem, const Layout& layout,
-                                  bool whole_transfers, std::string* conflict = nullptr) {
+                                  const Attempt& attempt, Meeting* meeting = nullptr) {
   RunResult result;
   result.request = request;
   result.request.problem = problem;
@@ -216,7 +261,8 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.keep_sync_records = trace != nullptr;
   options.round_records_owners = request.round_records_owners;
   options.trace = sinks.empty() ? nullptr : &sinks;
-  options.whole_transfers = whole_transfers;
+  options.whole_transfers = attempt.whole_transfers;
+  options.burst_resources = attempt.burst_resources;
   options.progress = request.progress ? &progress : nullptr;
   PlatformConfig config = request.platform;
   if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
@@ -248,11 +294,13 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   if (vcd) vcd->close();
 
   if (outcome.whole_transfers_conflicted) {
-    if (conflict != nullptr) *conflict = outcome.conflict;
+    if (meeting != nullptr)
+      *meeting = {outcome.conflict, outcome.conflict_places, outcome.notifies_met};
     return std::nullopt;
   }
   if (!outcome.failure.empty()) throw InputError(outcome.failure);
-  result.whole_transfers = whole_transfers;
+  result.whole_transfers = attempt.whole_transfers;
+  result.bursts_through = attempt.burst_resources;
   result.completed = outcome.completed;
   result.failure = outcome.deadlock.empty() ? outcome.timeout : outcome.deadlock;
 
@@ -377,19 +425,42 @@ RunResult run_allreduce(const RunRequest& request) {
   check_memory(request, kernel, problem, layout);
 
   // A waveform or a timeline observes every burst; otherwise transfers are timed whole, with a
-  // process standing by to redo the run burst by burst should they meet (SystemC runs once).
+  // process standing by to redo the run should they meet (SystemC runs once per process).
   if (request.detailed_bursts || !request.vcd_path.empty() || !request.trace_path.empty())
-    return *simulate(request, kernel, problem, layout, false);
-  Standby standby;
-  if (standby.taking_over()) {
-    RunResult result = *simulate(request, kernel, problem, layout, false);
-    result.bursts_because = standby.reason();
-    return result;
+    return *simulate(request, kernel, problem, layout, Attempt{});
+  Attempt attempt{true, {}};
+  std::string first_meeting;
+  for (int tries = 1;; ++tries) {
+    Standby standby;
+    if (standby.taking_over()) {
+      const Handover handover = Handover::read(standby.told());
+      first_meeting = handover.first_meeting;
+      attempt = handover.attempt;
+      if (attempt.whole_transfers) continue;  // this copy makes the next try
+      RunResult result = *simulate(request, kernel, problem, layout, attempt);
+      result.bursts_because = first_meeting;
+      return result;
+    }
+    Meeting meeting;
+    std::optional<RunResult> result = simulate(request, kernel, problem, layout, attempt, &meeting);
+    if (result) {
+      result->bursts_because = first_meeting;
+      return std::move(*result);
+    }
+    if (first_meeting.empty()) first_meeting = meeting.conflict;
+    // The next try runs the transfers crossing where this one met burst by burst, unless two
+    // notifies met (served at once either way) or tries have run out: then every transfer.
+    const std::size_t marked = attempt.burst_resources.size();
+    for (const std::string& place : meeting.places) {
+      if (std::find(attempt.burst_resources.begin(), attempt.burst_resources.end(), place) ==
+          attempt.burst_resources.end())
+        attempt.burst_resources.push_back(place);
+    }
+    const bool again =
+        !meeting.notifies && attempt.burst_resources.size() > marked && tries < kWholeTries;
+    if (!again) attempt = Attempt{};
+    standby.take_over(Handover{first_meeting, attempt}.write());
   }
-  std::string conflict;
-  std::optional<RunResult> result = simulate(request, kernel, problem, layout, true, &conflict);
-  if (!result) standby.take_over(conflict);
-  return std::move(*result);
 }
 
 }  // namespace ars

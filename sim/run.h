@@ -86,8 +86,11 @@ struct RunResult {
   std::uint64_t simulated_operations = 0;  // TLM transactions and kernel operations
   double wall_seconds = 0;
   bool whole_transfers = false;  // DMA transfers were timed as one step each
-  // Why the run went burst by burst after trying transfers whole: where two met.
+  // Why the run went burst by burst after trying transfers whole: where two met first.
   std::string bursts_because;
+  // With whole_transfers: the resources whose transfers still ran burst by burst, as the
+  // tries before met there (empty: none did).
+  std::vector<std::string> bursts_through;
   double rtol = 0;
   double atol = 0;
 };

@@ -64,14 +64,23 @@ Outputs run(std::vector<std::string> args, bool detailed) {
   return outputs;
 }
 
-// Runs `args` timed whole, which must finish and fall back to bursts: the report's clause that
-// says where ("; redone burst by burst: ..."), or "" (a failure recorded) when there is none.
+// The report's clause that says where transfers timed whole met, as "; redone burst by burst:
+// ..." whether every transfer was redone burst by burst or only those through the resources
+// the clause lists; "" (a failure recorded) when there is none.
+std::string meeting_clause(const std::string& out) {
+  const std::size_t redone = out.find("; redone");
+  const std::size_t how = out.find(" burst by burst: ", redone);
+  EXPECT_NE(how, std::string::npos) << out;
+  if (redone == std::string::npos || how == std::string::npos) return "";
+  return "; redone burst by burst: " + out.substr(how + 17);
+}
+
+// Runs `args` timed whole, which must finish and redo transfers burst by burst: the clause that
+// says where they met (see meeting_clause).
 std::string fallback_clause(const std::vector<std::string>& args) {
   const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
-  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
-  EXPECT_NE(clause, std::string::npos) << whole.run.out;
-  return clause == std::string::npos ? "" : whole.run.out.substr(clause);
+  return meeting_clause(whole.run.out);
 }
 
 void expect_same_both_ways(const std::vector<std::string>& args) {
@@ -282,23 +291,25 @@ TEST(WholeTransfers, TheSymmetricRingIsTimedWholeWithTheSameBytes) {
   expect_same_both_ways(args);
 }
 
-// Pulls of several peers at once from one memory meet on its port: the run is redone burst
-// by burst, and says so: not claiming whole transfers, and naming the two transfers (of two
-// ranks), the memory port (a third device's, the one both pull from) where they met, and that
-// they started there at the same instant (a tie).
+// Pulls of several peers at once from one memory meet on its port: the transfers into that
+// memory are redone burst by burst, and the run says so, naming the memory ports it ran burst
+// by burst, the two transfers (of two ranks), the memory port (a third device's, the one both
+// pull from) where they met first, and that they started there at the same instant (a tie).
 TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   const std::vector<std::string> args = {"-p",   "a2a3",   "-d",   "0,1,2,3",      "-k",
                                          "mesh", "--size", "4096", "--dma.queues", "4"};
   const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
-  EXPECT_EQ(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
+  EXPECT_NE(whole.run.out.find("transfers timed whole; redone with the transfers through "),
+            std::string::npos)
+      << whole.run.out;
   EXPECT_NE(whole.run.out.find("\nOK\n"), std::string::npos) << whole.run.out;
-  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
-  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  const std::string clause = meeting_clause(whole.run.out);
+  ASSERT_FALSE(clause.empty());
   int puller = -1, other = -1, memory = -1, end = 0;
   unsigned transfer = 0, other_transfer = 0;
   double at_ns = 0;
-  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+  ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
                         "on dev%d.memory_port at %lf ns, both starting there at that instant)%n",
                         &puller, &transfer, &other, &other_transfer, &memory, &at_ns, &end),
@@ -309,9 +320,13 @@ TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   EXPECT_NE(puller, other);
   EXPECT_NE(memory, puller);
   EXPECT_NE(memory, other);
+  // The port where they met first is among those run burst by burst.
+  const std::string port = "dev" + std::to_string(memory) + ".memory_port";
+  EXPECT_LT(whole.run.out.find(port), whole.run.out.find(" burst by burst: ")) << whole.run.out;
   // Asked for burst by burst, the run has nothing to redo.
   const Outputs detailed = run(args, true);
   EXPECT_EQ(detailed.run.out.find("redone"), std::string::npos) << detailed.run.out;
+  expect_same_both_ways(args);
 }
 
 // A rank's own transfer asks at its memory port while its neighbour's pull from that memory,
@@ -429,6 +444,34 @@ TEST(WholeTransfers, ANotifyInsideATransfersBurstsFallsBackToBursts) {
   EXPECT_EQ((from + 1) % 8, to);  // a ring's link, to the next device
   EXPECT_LT(from_ns, at_ns);
   EXPECT_LE(at_ns, until_ns);
+  expect_same_both_ways(args);
+}
+
+// On 16 servers the ring's cross-server flows meet on four spines' links down to leaf 0, all at
+// one instant. The next try runs only the transfers through those links burst by burst, and
+// every other transfer whole, with the bytes of the run made wholly burst by burst.
+TEST(WholeTransfers, AClusterRingRunsOnlyItsSpineTransfersBurstByBurst) {
+  const std::vector<std::string> args = {
+      "-p",     "a2a3-cluster", "--cluster.servers", "16", "-d", "all", "-k", "ring",
+      "--size", "1MiB",         "--timing-only"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  const std::string marked =
+      "transfers timed whole; redone with the transfers through 4 resources (";
+  const std::size_t list = whole.run.out.find(marked);
+  ASSERT_NE(list, std::string::npos) << whole.run.out;
+  // Three named, all a spine's link down to leaf 0, and one more.
+  std::size_t at = list + marked.size();
+  for (int named = 0; named < 3; ++named) {
+    int spine = -1, end = 0;
+    ASSERT_EQ(std::sscanf(whole.run.out.c_str() + at, "spine%d.down_to_leaf0%n", &spine, &end), 1)
+        << whole.run.out.substr(at);
+    EXPECT_GE(spine, 0);
+    EXPECT_LT(spine, 8);
+    at += static_cast<std::size_t>(end) + (named < 2 ? 2 : 0);
+  }
+  EXPECT_EQ(whole.run.out.compare(at, 30, " and 1 more) burst by burst: d"), 0)
+      << whole.run.out.substr(at);
   expect_same_both_ways(args);
 }
 

@@ -311,7 +311,21 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
         << " operations in " << result.wall_seconds << " s wall (" << std::setprecision(0)
         << (result.wall_seconds > 0 ? result.simulated_operations / result.wall_seconds : 0.0)
         << " operations/s" << (result.whole_transfers ? ", transfers timed whole" : "");
-    if (!result.bursts_because.empty()) out << "; redone burst by burst: " << result.bursts_because;
+    if (!result.bursts_because.empty()) {
+      out << "; redone";
+      const std::vector<std::string>& through = result.bursts_through;
+      if (!through.empty()) {
+        // A few names say which resources; the count says how many.
+        constexpr std::size_t kNamed = 3;
+        out << " with the transfers through " << through.size()
+            << (through.size() == 1 ? " resource (" : " resources (");
+        for (std::size_t i = 0; i < std::min(kNamed, through.size()); ++i)
+          out << (i == 0 ? "" : ", ") << through[i];
+        if (through.size() > kNamed) out << " and " << through.size() - kNamed << " more";
+        out << ")";
+      }
+      out << " burst by burst: " << result.bursts_because;
+    }
     out << ")\n";
   }
   out << std::setprecision(6) << std::defaultfloat;
