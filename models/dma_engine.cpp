@@ -293,7 +293,10 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
 void DmaEngine::note_conflict(std::uint64_t flow, const Claim& claim) {
   // The first meeting is the one to name; the others of the instant say where else requests
   // meet, though they were made on times the first has already made wrong.
-  if (!conflicted_) conflict_ = conflict_message(flow, claim);
+  if (!conflicted_) {
+    conflict_ = conflict_message(flow, claim);
+    conflict_at_ = current_time(*this);
+  }
   conflicted_ = true;
   const std::string& place = claim.conflict_resource->place();
   if (std::find(conflict_places_.begin(), conflict_places_.end(), place) == conflict_places_.end())

@@ -112,6 +112,7 @@ class DmaEngine : public sc_core::sc_module {
   bool conflicted() const { return conflicted_; }
   // Which resource, when, and the requests that met there ("" when none did).
   const std::string& conflict() const { return conflict_; }
+  const sc_core::sc_time& conflict_at() const { return conflict_at_; }
   // The resources where they met (each once), and whether running the transfers through them
   // burst by burst would do: not when two notifies met, which are served at once either way.
   const std::vector<std::string>& conflict_places() const { return conflict_places_; }
@@ -168,6 +169,7 @@ class DmaEngine : public sc_core::sc_module {
   sc_core::sc_event work_;
   sc_core::sc_event scheduled_;  // a transfer's completion time became known
   std::string conflict_;
+  sc_core::sc_time conflict_at_;
   std::vector<std::string> conflict_places_;
   bool notifies_met_ = false;
   BurstByBurst burst_by_burst_;

@@ -21,7 +21,7 @@ Interconnect::Interconnect(sc_core::sc_module_name name, const PlatformConfig& c
   from_device.register_b_transport(this, &Interconnect::b_transport);
   from_device.register_transport_dbg(this, &Interconnect::transport_dbg);
   SC_METHOD(end_instant);
-  sensitive << instant_work_;
+  sensitive << instant_work_ << stop_;
   dont_initialize();
   const bool switched = config.topology == Topology::Switch ||
                         config.topology == Topology::Cluster ||
@@ -85,13 +85,15 @@ void Interconnect::end_instant() {
     serving_.clear();
     served_.notify();
   }
-  if (stopping_) sc_core::sc_stop();
+  if (stopping_ && current_time(*this) >= stop_at_) sc_core::sc_stop();
 }
 
-void Interconnect::stop_after_instant() {
+void Interconnect::stop_soon() {
   if (stopping_) return;
   stopping_ = true;
-  instant_work_.notify(sc_core::SC_ZERO_TIME);
+  const sc_time window = ps_exact(current_time(*this).value() / 64);
+  stop_at_ = current_time(*this) + window;
+  stop_.notify(window);
 }
 
 void Interconnect::mark_memory(int device) {

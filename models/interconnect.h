@@ -74,9 +74,10 @@ class Interconnect : public sc_core::sc_module {
   void mark_memory(int device);
   // A transfer of device `from` reading (or writing) device `to`'s memory crosses a mark.
   bool burst_by_burst(int from, int to, bool read);
-  // Stops the simulation once nothing is left to run at this instant (after a conflict: the
-  // others of the instant are found too).
-  void stop_after_instant();
+  // After a conflict: stops the simulation once a 64th more of the time simulated so far has
+  // passed, at the end of that instant, so that the try finds where else requests meet soon
+  // after (on times the first conflict has made inexact: they only say where to look).
+  void stop_soon();
 
   // Declares the links a waveform shows (see Fabric::traced_links for `devices`); links first
   // used later are declared then.
@@ -118,6 +119,8 @@ class Interconnect : public sc_core::sc_module {
   sc_core::sc_event instant_work_;
   sc_core::sc_event served_;
   bool stopping_ = false;
+  sc_core::sc_time stop_at_;
+  sc_core::sc_event stop_;
   std::unordered_set<std::string> marked_links_;
   std::vector<char> marked_memory_;  // by device; empty when none is
 };

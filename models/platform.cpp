@@ -58,7 +58,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       device.block_dma(b).keep_records(options.keep_records);
       device.block_dma(b).time_transfers_whole(options.whole_transfers);
       if (options.whole_transfers) {
-        device.block_dma(b).on_conflict([this] { noc_.stop_after_instant(); });
+        device.block_dma(b).on_conflict([this] { noc_.stop_soon(); });
         if (!options.burst_resources.empty()) {
           device.block_dma(b).run_burst_by_burst(
               [this](int from, int to, bool read) { return noc_.burst_by_burst(from, to, read); });
@@ -201,11 +201,16 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   Outcome outcome;
   // Stop where activity ends, so a deadlock is reported at the time it happened.
   sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+  sc_core::sc_time first;
   for (const int d : rank_devices_) {
     for (int b = 0; b < devices_[d]->blocks(); ++b) {
       const DmaEngine& dma = devices_[d]->block_dma(b);
       if (!dma.conflicted()) continue;
-      if (!outcome.whole_transfers_conflicted) outcome.conflict = dma.conflict();
+      // The first in time (of one instant, the first device's) is the one to name.
+      if (!outcome.whole_transfers_conflicted || dma.conflict_at() < first) {
+        outcome.conflict = dma.conflict();
+        first = dma.conflict_at();
+      }
       outcome.whole_transfers_conflicted = true;
       outcome.notifies_met = outcome.notifies_met || dma.notifies_met();
       for (const std::string& place : dma.conflict_places()) {
@@ -215,7 +220,10 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
       }
     }
   }
-  if (outcome.whole_transfers_conflicted) return outcome;
+  if (outcome.whole_transfers_conflicted) {
+    outcome.resources = devices_.size() + noc_.links().size();
+    return outcome;
+  }
   for (int r = 0; r < ranks() && outcome.failure.empty(); ++r) {
     for (int b = 0; b < blocks() && outcome.failure.empty(); ++b)
       outcome.failure = core(r, b).failure();

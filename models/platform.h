@@ -63,6 +63,7 @@ class Platform : public sc_core::sc_module {
     // (running transfers burst by burst does not part those).
     std::vector<std::string> conflict_places;
     bool notifies_met = false;
+    std::size_t resources = 0;  // memory ports and links the run had used
   };
   Outcome run(const sc_core::sc_time& limit);
 

@@ -192,11 +192,15 @@ struct Meeting {
   std::string conflict;
   std::vector<std::string> places;
   bool notifies = false;
+  std::size_t resources = 0;  // memory ports and links the try had used
 };
 
 // Tries with transfers timed whole before every transfer goes burst by burst: each marks where
-// the one before met (a ring on a cluster meets on every spine at one instant, then no more).
-constexpr int kWholeTries = 4;
+// the ones before met (a ring on a cluster meets on its spines' links to one leaf, then no
+// more). A try pays only while few resources are marked: past one in kMarkedShare of those
+// the run uses, or when the meetings keep spreading, burst by burst is as quick.
+constexpr int kWholeTries = 3;
+constexpr std::size_t kMarkedShare = 16;
 
 // What a try that met tells the copy standing by: how to try next, and the first meeting of
 // all (for the report). One line each: "whole" or "bursts", the meeting, then the resources.
@@ -295,7 +299,8 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
 
   if (outcome.whole_transfers_conflicted) {
     if (meeting != nullptr)
-      *meeting = {outcome.conflict, outcome.conflict_places, outcome.notifies_met};
+      *meeting = {outcome.conflict, outcome.conflict_places, outcome.notifies_met,
+                  outcome.resources};
     return std::nullopt;
   }
   if (!outcome.failure.empty()) throw InputError(outcome.failure);
@@ -456,8 +461,9 @@ RunResult run_allreduce(const RunRequest& request) {
           attempt.burst_resources.end())
         attempt.burst_resources.push_back(place);
     }
-    const bool again =
-        !meeting.notifies && attempt.burst_resources.size() > marked && tries < kWholeTries;
+    const bool again = !meeting.notifies && attempt.burst_resources.size() > marked &&
+                       attempt.burst_resources.size() * kMarkedShare <= meeting.resources &&
+                       tries < kWholeTries;
     if (!again) attempt = Attempt{};
     standby.take_over(Handover{first_meeting, attempt}.write());
   }
