@@ -303,11 +303,7 @@ void DmaEngine::note_conflict(std::uint64_t flow, const Claim& claim) {
     conflict_places_.push_back(place);
   if (claim.kind == ClaimKind::Notify && claim.conflict_kind == ClaimKind::Notify)
     notifies_met_ = true;
-  if (stop_) {
-    stop_();
-  } else if (sc_core::sc_get_curr_simcontext()->sim_status() != sc_core::SC_SIM_USER_STOP) {
-    sc_core::sc_stop();
-  }
+  stop_();
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

@@ -103,8 +103,8 @@ class DmaEngine : public sc_core::sc_module {
   // target device, read)` holds (the ones crossing a resource where an earlier try met).
   using BurstByBurst = std::function<bool(int, int, bool)>;
   void run_burst_by_burst(BurstByBurst test) { burst_by_burst_ = std::move(test); }
-  // Called at a conflict: the run is to stop soon (see Interconnect::stop_soon); without it,
-  // the simulation stops at once.
+  // Called at a conflict, to stop the run soon (see Interconnect::stop_soon); set before the
+  // simulation starts.
   void on_conflict(std::function<void()> stop) { stop_ = std::move(stop); }
   // A request of this engine's block (a transfer, or a notify of its core) met another on a
   // shared resource: keeps the first such meeting and where each met, and stops the run.

@@ -60,12 +60,12 @@ void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_tim
   auto* timing = trans.get_extension<BurstTiming>();
   if (timing != nullptr && timing->claim.kind == ClaimKind::Burst) {
     if (asks_.empty()) instant_work_.notify(sc_core::SC_ZERO_TIME);
-    asks_.push_back({timing->flow, port, &trans, delay});
+    asks_.push_back({timing->flow, port, &trans, timing, delay});
     timing->waiting = true;
     timing->served = &served_;
     return;
   }
-  serve(port, trans, delay);
+  serve(port, trans, timing, delay);
 }
 
 void Interconnect::end_instant() {
@@ -79,8 +79,8 @@ void Interconnect::end_instant() {
     std::stable_sort(serving_.begin(), serving_.end(),
                      [](const Ask& a, const Ask& b) { return a.flow < b.flow; });
     for (Ask& ask : serving_) {
-      serve(ask.port, *ask.trans, ask.delay);
-      ask.trans->get_extension<BurstTiming>()->waiting = false;
+      serve(ask.port, *ask.trans, ask.timing, ask.delay);
+      ask.timing->waiting = false;
     }
     serving_.clear();
     served_.notify();
@@ -107,7 +107,8 @@ bool Interconnect::burst_by_burst(int from, int to, bool read) {
   return (read ? path(to, from) : path(from, to)).marked;
 }
 
-void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
+void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming* timing,
+                         sc_time& delay) {
   const int source = port_device_.at(port);
   const int target = address_device(trans.get_address());
   if (target < 0 || target >= devices_) {
@@ -144,7 +145,6 @@ void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, sc_time& del
     delay += path(target, source).latency;
     return;
   }
-  auto* timing = trans.get_extension<BurstTiming>();
   // A read's request crosses the path to the target before any data comes back: one more
   // flight of pipeline latency (the bursts of a transfer still stream behind each other).
   const sc_time request = trans.is_read() ? path(source, target).latency : sc_core::SC_ZERO_TIME;

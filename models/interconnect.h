@@ -38,6 +38,8 @@ struct PathCacheLimit {
   std::uint64_t links = std::uint64_t{1} << 23;
 };
 
+struct BurstTiming;
+
 class Interconnect : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Interconnect);
@@ -88,7 +90,8 @@ class Interconnect : public sc_core::sc_module {
   void b_transport(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   // What b_transport does for a transaction served at once; bursts asked burst by burst come
   // here from end_instant().
-  void serve(int port, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void serve(int port, tlm::tlm_generic_payload& trans, BurstTiming* timing,
+             sc_core::sc_time& delay);
   // Once nothing else is left to run at this instant: serves the bursts asked at it, by flow,
   // and stops the simulation if asked to.
   void end_instant();
@@ -112,6 +115,7 @@ class Interconnect : public sc_core::sc_module {
     std::uint64_t flow;
     int port;
     tlm::tlm_generic_payload* trans;
+    BurstTiming* timing;
     sc_core::sc_time delay;
   };
   std::vector<Ask> asks_;     // bursts asked at this instant, served by end_instant()

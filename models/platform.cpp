@@ -57,12 +57,10 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
            options.keep_records && options.keep_sync_records});
       device.block_dma(b).keep_records(options.keep_records);
       device.block_dma(b).time_transfers_whole(options.whole_transfers);
-      if (options.whole_transfers) {
-        device.block_dma(b).on_conflict([this] { noc_.stop_soon(); });
-        if (!options.burst_resources.empty()) {
-          device.block_dma(b).run_burst_by_burst(
-              [this](int from, int to, bool read) { return noc_.burst_by_burst(from, to, read); });
-        }
+      device.block_dma(b).on_conflict([this] { noc_.stop_soon(); });
+      if (options.whole_transfers && !options.burst_resources.empty()) {
+        device.block_dma(b).run_burst_by_burst(
+            [this](int from, int to, bool read) { return noc_.burst_by_burst(from, to, read); });
       }
       device.block_core(b).report_progress(options.progress);
       device.block_core(b).inject_faults(options.faults);
