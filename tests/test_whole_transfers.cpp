@@ -471,6 +471,31 @@ TEST(WholeTransfers, AClusterRingRunsOnlyItsSpineTransfersBurstByBurst) {
   expect_same_both_ways(args);
 }
 
+// On 4 servers the tries spread: the spine first, then, with its transfers burst by burst, the
+// memory ports of the NPUs around it, try after try. After three tries every transfer goes
+// burst by burst; the report names the first meeting of all (the spine's tie), and the bytes
+// are the run's made wholly burst by burst.
+TEST(WholeTransfers, MeetingsThatSpreadEndBurstByBurst) {
+  const std::vector<std::string> args = {
+      "-p",     "a2a3-cluster", "--cluster.servers", "4", "-d", "all", "-k", "ring",
+      "--size", "1MiB",         "--timing-only"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  EXPECT_EQ(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
+  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
+  ASSERT_NE(clause, std::string::npos) << whole.run.out;
+  int spine = -1, end = 0;
+  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
+                        "; redone burst by burst: dev%*d's transfer %*u and dev%*d's transfer %*u "
+                        "met on spine%d.down_to_leaf0 at %*f ns, both starting there at that "
+                        "instant)%n",
+                        &spine, &end),
+            1)
+      << whole.run.out.substr(clause);
+  EXPECT_GT(end, 0);
+  expect_same_both_ways(args);
+}
+
 // On a cluster the ring's cross-server flows (NPU 7 of one server to NPU 0 of the next) cross
 // the spines to leaf 0 together: the run names a spine's link down to leaf 0 and a tie.
 TEST(WholeTransfers, TheClusterRingsCrossServerFlowsStartTogetherOnASpine) {
