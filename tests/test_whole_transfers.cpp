@@ -95,6 +95,12 @@ void expect_same_both_ways(const std::vector<std::string>& args) {
   EXPECT_EQ(tables(whole.run.out), tables(detailed.run.out));
 }
 
+// The hand ring, 1 MiB per rank, timing only, on every NPU of a cluster of `servers`.
+std::vector<std::string> cluster_ring(const char* servers) {
+  return {"-p",     "a2a3-cluster", "--cluster.servers", servers, "-d", "all", "-k", "ring",
+          "--size", "1MiB",         "--timing-only"};
+}
+
 class WholeTransfers : public ::testing::TestWithParam<Topology> {};
 
 TEST_P(WholeTransfers, EveryKernelGivesTheBurstByBurstBytes) {
@@ -447,9 +453,7 @@ TEST(WholeTransfers, ANotifyInsideATransfersBurstsFallsBackToBursts) {
 // one instant. The next try runs only the transfers through those links burst by burst, and
 // every other transfer whole, with the bytes of the run made wholly burst by burst.
 TEST(WholeTransfers, AClusterRingRunsOnlyItsSpineTransfersBurstByBurst) {
-  const std::vector<std::string> args = {
-      "-p",     "a2a3-cluster", "--cluster.servers", "16", "-d", "all", "-k", "ring",
-      "--size", "1MiB",         "--timing-only"};
+  const std::vector<std::string> args = cluster_ring("16");
   const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
   const std::string marked =
@@ -476,9 +480,7 @@ TEST(WholeTransfers, AClusterRingRunsOnlyItsSpineTransfersBurstByBurst) {
 // burst by burst; the report names the first meeting of all (the spine's tie), and the bytes
 // are the run's made wholly burst by burst.
 TEST(WholeTransfers, MeetingsThatSpreadEndBurstByBurst) {
-  const std::vector<std::string> args = {
-      "-p",     "a2a3-cluster", "--cluster.servers", "4", "-d", "all", "-k", "ring",
-      "--size", "1MiB",         "--timing-only"};
+  const std::vector<std::string> args = cluster_ring("4");
   const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
   EXPECT_EQ(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
@@ -499,9 +501,7 @@ TEST(WholeTransfers, MeetingsThatSpreadEndBurstByBurst) {
 // On a cluster the ring's cross-server flows (NPU 7 of one server to NPU 0 of the next) cross
 // the spines to leaf 0 together: the run names a spine's link down to leaf 0 and a tie.
 TEST(WholeTransfers, TheClusterRingsCrossServerFlowsStartTogetherOnASpine) {
-  const std::vector<std::string> args = {
-      "-p",     "a2a3-cluster", "--cluster.servers", "2", "-d", "all", "-k", "ring",
-      "--size", "1MiB",         "--timing-only"};
+  const std::vector<std::string> args = cluster_ring("2");
   const std::string clause = fallback_clause(args);
   ASSERT_FALSE(clause.empty());
   int asker = -1, other = -1, spine = -1, end = 0;
