@@ -44,6 +44,11 @@ std::string conflict_message(std::uint64_t flow, const Claim& claim) {
   // otherwise one asked inside the span of the other's bursts, already reserved.
   if (claim.at == claim.conflict_from) {
     where << ", both starting there at that instant";
+  } else if (claim.at < claim.conflict_from) {
+    where << ", asked after ";
+    write_owner(where, claim.conflict_flow);
+    where << "'s later bursts there (" << to_ns(claim.conflict_from) << " to "
+          << to_ns(claim.conflict_until) << " ns), which it would have delayed";
   } else {
     where << ", inside ";
     write_owner(where, claim.conflict_flow);
@@ -75,25 +80,8 @@ BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earli
                                                             const sc_time& span,
                                                             std::uint64_t bytes, std::uint64_t flow,
                                                             Claim* claim) {
-  if (claim != nullptr && claim->checked) {
-    // Another transfer still to ask here at or after this time: the order of the two
-    // transfers' bursts would not be the order of their times (a tie is no order either).
-    // Bursts served in the model's order meet notifies and each other in that order.
-    const bool ordered = claim->kind != ClaimKind::Whole && claim_kind_ != ClaimKind::Whole &&
-                         (claim->kind == ClaimKind::Burst || claim_kind_ == ClaimKind::Burst);
-    if (claim_flow_ != 0 && claim_flow_ != flow && claim->at <= claimed_until_ && !ordered) {
-      claim->conflict = true;
-      claim->conflict_resource = this;
-      claim->conflict_flow = claim_flow_;
-      claim->conflict_from = claimed_from_;
-      claim->conflict_until = claimed_until_;
-      claim->conflict_kind = claim_kind_;
-    }
-    if (claim_flow_ != flow) claimed_from_ = claim->at;
-    claim_flow_ = flow;
-    claim_kind_ = claim->kind;
-    claimed_until_ = claim->at;
-  }
+  bytes_moved_ += bytes;
+  if (claim != nullptr && claim->checked) return reserve_claimed(earliest, span, flow, *claim);
   const sc_time start = std::max(earliest, free_at_);
   const bool behind_other_flow = start > earliest && last_flow_ != flow;
   last_flow_ = flow;
@@ -108,7 +96,78 @@ BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earli
     sink_->record(in_flight_var_, end.value(), -static_cast<std::int64_t>(bytes));
   }
   free_at_ = end;
-  bytes_moved_ += bytes;
+  return {start, end, behind_other_flow};
+}
+
+void BandwidthResource::flag_conflict(Claim& claim, int index) {
+  const Run& met = run(index);
+  claim.conflict = true;
+  claim.conflict_resource = this;
+  claim.conflict_flow = met.flow;
+  claim.conflict_from = met.from;
+  claim.conflict_until = met.until;
+  claim.conflict_kind = met.kind;
+}
+
+BandwidthResource::Interval BandwidthResource::reserve_claimed(const sc_time& earliest,
+                                                               const sc_time& span,
+                                                               std::uint64_t flow, Claim& claim) {
+  const sc_time& at = claim.at;
+  // Bursts served in the model's order meet notifies and each other in that order.
+  auto ordered = [&](const Run& other) {
+    return claim.kind != ClaimKind::Whole && other.kind != ClaimKind::Whole &&
+           (claim.kind == ClaimKind::Burst || other.kind == ClaimKind::Burst);
+  };
+  // The ask falls after every run kept that began at or before it.
+  int next = run_count_;
+  while (next > 0 && run(next - 1).from > at) --next;
+  const int before = next - 1;
+  // Another flow still to ask here at or after this time: the order of the two flows' bursts
+  // would not be the order of their times (a tie is no order either).
+  if (before >= 0 && run(before).flow != flow && at <= run(before).until && !ordered(run(before)))
+    flag_conflict(claim, before);
+  if (next == run_count_) {
+    const sc_time start = std::max(earliest, free_at_);
+    const bool behind_other_flow = start > earliest && last_flow_ != flow;
+    const sc_time end = start + span;
+    if (before >= 0 && run(before).flow == flow) {
+      run(before).until = at;
+      run(before).end = end;
+    } else {
+      if (run_count_ == kRunsKept) {
+        ++first_run_;  // the oldest goes
+        --run_count_;
+        runs_dropped_ = true;
+      }
+      run(run_count_++) = {at, at, earliest, end, flow, claim.kind};
+    }
+    last_flow_ = flow;
+    free_at_ = end;
+    return {start, end, behind_other_flow};
+  }
+  // Asked for a time before runs already reserved: served as of its time, it must end before
+  // the next run could start, or it would have changed that run's reservation.
+  if (next == 0 && runs_dropped_) flag_conflict(claim, 0);
+  const sc_time free = before >= 0 ? run(before).end : sc_core::SC_ZERO_TIME;
+  const sc_time start = std::max(earliest, free);
+  const bool behind_other_flow = start > earliest && (before >= 0 ? run(before).flow : 0) != flow;
+  const sc_time end = start + span;
+  if (end > run(next).earliest) flag_conflict(claim, next);
+  if (before >= 0 && run(before).flow == flow) {
+    run(before).until = at;
+    run(before).end = end;
+    return {start, end, behind_other_flow};
+  }
+  if (run_count_ == kRunsKept) {
+    runs_dropped_ = true;
+    if (next == 0) return {start, end, behind_other_flow};  // older than every run kept
+    ++first_run_;                                           // the oldest goes
+    --run_count_;
+    --next;
+  }
+  for (int i = run_count_; i > next; --i) run(i) = run(i - 1);
+  ++run_count_;
+  run(next) = {at, at, earliest, end, flow, claim.kind};
   return {start, end, behind_other_flow};
 }
 

@@ -21,6 +21,10 @@ namespace ars {
 // at the same instant (served at once, in the order SystemC runs the cores). A transfer run
 // burst by burst in such a run asks in its own time, and its bursts are served in an order of
 // the model's (see Interconnect): it meets notifies and other such transfers without conflict.
+// A core running ahead of the simulated time (VectorCore) asks for its own memory's port
+// before others that ask for earlier times: such a later request is served as of its own
+// time, between the runs of asks already kept, when it ends before the next run could start
+// (it changes nothing that was reserved); otherwise it too is a conflict.
 class BandwidthResource;
 
 enum class ClaimKind : std::uint8_t {
@@ -102,16 +106,35 @@ class BandwidthResource {
   void flush_trace();
 
  private:
+  // The reservation of a request whose claim is checked (see above).
+  Interval reserve_claimed(const sc_core::sc_time& earliest, const sc_core::sc_time& span,
+                           std::uint64_t flow, Claim& claim);
+  void flag_conflict(Claim& claim, int run);
+
   // What every reservation reads and writes comes first, within one or two cache lines: the
   // resources a rank's transfers cross are cold each time it resumes.
   double bytes_per_ps_;
   sc_core::sc_time free_at_;
   std::uint64_t bytes_moved_ = 0;
   std::uint64_t last_flow_ = 0;
-  std::uint64_t claim_flow_ = 0;
-  ClaimKind claim_kind_ = ClaimKind::Whole;
-  sc_core::sc_time claimed_from_;
-  sc_core::sc_time claimed_until_;
+  // A run that times transfers whole: the last runs of asks here, one flow's consecutive asks
+  // each, in the order of their asks (the last is the latest asked). A request for a time
+  // before the oldest kept is a conflict: what it might have changed is no longer known.
+  struct Run {
+    sc_core::sc_time from;      // its first ask
+    sc_core::sc_time until;     // its last ask
+    sc_core::sc_time earliest;  // when its first request could have started
+    sc_core::sc_time end;       // when its last reservation ends
+    std::uint64_t flow;
+    ClaimKind kind;
+  };
+  // Kept in a ring: a new run replaces the oldest without moving the others.
+  static constexpr int kRunsKept = 8;  // a power of two
+  Run& run(int i) { return runs_[(first_run_ + i) & (kRunsKept - 1)]; }
+  Run runs_[kRunsKept];
+  int first_run_ = 0;
+  int run_count_ = 0;
+  bool runs_dropped_ = false;  // older runs than those kept were asked here
   TraceSink* sink_ = nullptr;
   std::string name_;
   int id_ = -1;

@@ -86,29 +86,37 @@ void DmaEngine::forget_landed() {
   issued_.drop_front(landed);
 }
 
-std::uint64_t DmaEngine::submit(const Request& request) {
+int DmaEngine::queue_free_at(const Request& request, const sc_time& at) const {
+  if (setup_ != sc_core::SC_ZERO_TIME || !pending_.empty() || !timed_whole(request)) return -1;
+  for (std::size_t q = 0; q < busy_until_.size(); ++q) {
+    if (!running_[q] && busy_until_[q] <= at) return static_cast<int>(q);
+  }
+  return -1;
+}
+
+bool DmaEngine::starts_at(const Request& request, const sc_time& at) const {
+  return queue_free_at(request, at) >= 0;
+}
+
+std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
   forget_landed();
   const std::uint64_t ticket = issued_.size();
   issued_.push_back(0);
   if (request.bytes > UINT32_MAX) throw_oversized(request.bytes);
   TransferRecord record;
   record.bytes = static_cast<std::uint32_t>(request.bytes);
-  record.submit_ps = current_time(*this).value();
+  record.submit_ps = at.value();
   record.misaligned = (request.gm_address & kLocalMask) % full_rate_alignment_ != 0;
   records_.push_back(record);
-  // Timed whole, a transfer that an idle queue would start this instant is reserved here and
-  // now, by the calling thread: the queue's thread would do the same, a few events later.
-  const sc_time now = current_time(*this);
-  if (setup_ == sc_core::SC_ZERO_TIME && pending_.empty() && timed_whole(request)) {
-    for (std::size_t q = 0; q < busy_until_.size(); ++q) {
-      if (running_[q] || busy_until_[q] > now) continue;
-      records_[ticket].queue = static_cast<std::int16_t>(q);
-      records_[ticket].start_ps = now.value();
-      execute(request, ticket, false);
-      busy_until_[q] = ps_exact(records_[ticket].left_ps);
-      issued_[ticket] = 1;
-      return ticket;
-    }
+  // Timed whole, a transfer that an idle queue would start at `at` is reserved here and now,
+  // by the calling thread: the queue's thread would do the same, a few events later.
+  if (const int q = queue_free_at(request, at); q >= 0) {
+    records_[ticket].queue = static_cast<std::int16_t>(q);
+    records_[ticket].start_ps = at.value();
+    execute(request, ticket, at, false);
+    busy_until_[static_cast<std::size_t>(q)] = ps_exact(records_[ticket].left_ps);
+    issued_[ticket] = 1;
+    return ticket;
   }
   pending_.push_back({ticket, request});
   work_.notify(sc_core::SC_ZERO_TIME);
@@ -151,7 +159,7 @@ void DmaEngine::queue_thread(int queue) {
     records_[job.ticket].queue = static_cast<std::int16_t>(queue);
     records_[job.ticket].start_ps = current_time(*this).value();
     running_[queue] = 1;
-    execute(job.request, job.ticket, true);
+    execute(job.request, job.ticket, current_time(*this), true);
     running_[queue] = 0;
     issued_[job.ticket] = 1;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), -1);
@@ -173,15 +181,27 @@ void DmaEngine::wait_left(std::uint64_t ticket) {
   if (left > current_time(*this)) sc_core::wait(left - current_time(*this));
 }
 
-bool DmaEngine::done(std::uint64_t ticket) const {
-  if (forgotten(ticket)) return true;
-  return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= current_time(*this).value();
+bool DmaEngine::time_of(std::uint64_t ticket, Milestone milestone, sc_time& at) const {
+  if (forgotten(ticket)) {
+    at = sc_core::SC_ZERO_TIME;
+    return true;
+  }
+  if (issued_.at(ticket) == 0) return false;
+  const TransferRecord& record = records_[ticket];
+  at = ps_exact(milestone == Milestone::Landed ? record.finish_ps : record.left_ps);
+  return true;
 }
 
-void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue_thread) {
+bool DmaEngine::done(std::uint64_t ticket, const sc_time& at) const {
+  if (forgotten(ticket)) return true;
+  return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= at.value();
+}
+
+void DmaEngine::execute(const Request& request, std::uint64_t ticket, const sc_time& at,
+                        bool queue_thread) {
   const bool whole = timed_whole(request);
   const double rate = rate_bytes_per_ps(request);
-  const sc_time start = current_time(*this) + setup_;
+  const sc_time start = at + setup_;
   sc_time finish = start;
   // The burst that lands last names what bound the transfer: its queue's rate when it landed
   // as soon as it was issued, else the resource that held it longest.
@@ -211,7 +231,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, bool queue
                                                          : tlm::TLM_WRITE_COMMAND);
   timing->claim.checked = whole_;
   timing->claim.kind = whole ? ClaimKind::Whole : ClaimKind::Burst;
-  if (whole) {
+  if (whole && queue_thread) {
     // The first burst leaves at the start, as it does burst by burst; the others are
     // reserved now, each with its own leaving time as the annotated delay.
     if (start > current_time(*this)) sc_core::wait(start - current_time(*this));

@@ -70,7 +70,12 @@ class DmaEngine : public sc_core::sc_module {
     DType dtype = DType::FP32;
   };
   // Queues a transfer and returns its ticket; the transfer starts when a queue is free.
-  std::uint64_t submit(const Request& request);
+  // `at` is the submitting core's time: now, or later for a core running ahead (see
+  // VectorCore), which submits only what starts_at() allows.
+  std::uint64_t submit(const Request& request, const sc_core::sc_time& at);
+  // A transfer submitted at `at` would be timed whole by the submitting thread and start
+  // then: no set-up, nothing pending, a queue free by then.
+  bool starts_at(const Request& request, const sc_core::sc_time& at) const;
   // A transfer's record, by ticket: the engine fills in when and how it ran, the submitter
   // (right after submit()) what it was for.
   TransferRecord& record(std::uint64_t ticket) { return records_[ticket]; }
@@ -84,8 +89,12 @@ class DmaEngine : public sc_core::sc_module {
   void wait_done(std::uint64_t ticket);
   // Blocks until the transfer's last burst has left its queue: its UB bytes have been read.
   void wait_left(std::uint64_t ticket);
-  // The transfer has completed by now.
-  bool done(std::uint64_t ticket) const;
+  // When the transfer completes (Landed), or its last burst leaves its queue (Left), once it
+  // has been issued (false before; a forgotten transfer gives zero, long past).
+  enum class Milestone { Left, Landed };
+  bool time_of(std::uint64_t ticket, Milestone milestone, sc_core::sc_time& at) const;
+  // The transfer has completed by `at`.
+  bool done(std::uint64_t ticket, const sc_core::sc_time& at) const;
 
   // Every transfer's set-up before its first burst (dma.setup_cycles).
   std::uint64_t setup_ps() const { return setup_.value(); }
@@ -122,10 +131,13 @@ class DmaEngine : public sc_core::sc_module {
  private:
   void end_of_elaboration() override;
   void queue_thread(int queue);
-  // Issues the transfer's bursts; fills in when its data has landed and what bound it. A
-  // queue's thread waits until the last burst has left; submit() (a transfer timed whole,
-  // starting now) only records the time.
-  void execute(const Request& request, std::uint64_t ticket, bool queue_thread);
+  // Issues the transfer's bursts, starting at `at`; fills in when its data has landed and what
+  // bound it. A queue's thread waits until the last burst has left; submit() (a transfer
+  // timed whole, starting at the core's time) only records the time.
+  void execute(const Request& request, std::uint64_t ticket, const sc_core::sc_time& at,
+               bool queue_thread);
+  // The queue an idle engine would start a transfer on at `at` (-1: none).
+  int queue_free_at(const Request& request, const sc_core::sc_time& at) const;
   // The transfer is timed as one step (the run times transfers whole, and not this one burst
   // by burst).
   bool timed_whole(const Request& request) const;

@@ -149,8 +149,9 @@ const Fault* VectorCore::find_fault(Fault::Kind kind, std::uint64_t index) const
 
 void VectorCore::run() {
   if (stalled()) return;  // a dead core: its peers' waits on it never end
+  run_ahead_ = dma_.transfers_timed_whole() && sink_ == nullptr;
   if (launch_offset_ > sc_core::SC_ZERO_TIME) sc_core::wait(launch_offset_);
-  stats_.start_ps = current_time(*this).value();
+  stats_.start_ps = now().value();
   // Set-up the device does for every launch before the kernel body runs (no round: the
   // kernel has not started); it counts in the rank's time as it does on hardware.
   if (launch_setup_ > sc_core::SC_ZERO_TIME) {
@@ -168,7 +169,8 @@ void VectorCore::run() {
       sc_core::sc_stop();
     return;
   }
-  stats_.finish_ps = current_time(*this).value();
+  stats_.finish_ps = now().value();
+  catch_up();
   stats_.finished = true;
   if (progress_ != nullptr) {
     progress_->reached(stats_.finish_ps);
@@ -194,7 +196,7 @@ void VectorCore::begin_round(const char* phase) {
   RoundRecord next;
   next.round = rounds_begun_++;
   next.phase = phase;
-  next.start_ps = current_time(*this).value();
+  next.start_ps = now().value();
   if (progress_ != nullptr) {
     progress_->reached(next.start_ps);
     progress_->operated();
@@ -215,7 +217,40 @@ void VectorCore::begin_round(const char* phase) {
 
 void VectorCore::spend(const sc_time& span, std::uint64_t RoundRecord::*bucket) {
   round().*bucket += span.value();
-  if (span > sc_core::SC_ZERO_TIME) sc_core::wait(span);
+  if (span > sc_core::SC_ZERO_TIME) pass(now() + span);
+}
+
+const sc_time& VectorCore::now() {
+  const sc_time& simulated = current_time(*this);
+  if (local_time_ < simulated) local_time_ = simulated;
+  return local_time_;
+}
+
+void VectorCore::pass(const sc_time& until) {
+  if (!run_ahead_) {
+    if (until > current_time(*this)) sc_core::wait(until - current_time(*this));
+    return;
+  }
+  if (until > local_time_) local_time_ = until;
+  if ((local_time_ - current_time(*this)).value() > kRunAheadPs) catch_up();
+}
+
+void VectorCore::catch_up() {
+  if (local_time_ > current_time(*this)) sc_core::wait(local_time_ - current_time(*this));
+}
+
+void VectorCore::await(std::uint64_t ticket, DmaEngine::Milestone milestone) {
+  sc_time at;
+  if (run_ahead_ && dma_.time_of(ticket, milestone, at)) {
+    pass(at);
+    return;
+  }
+  catch_up();
+  if (milestone == DmaEngine::Milestone::Landed) {
+    dma_.wait_done(ticket);
+  } else {
+    dma_.wait_left(ticket);
+  }
 }
 
 int VectorCore::round_index() const {
@@ -223,16 +258,15 @@ int VectorCore::round_index() const {
 }
 
 void VectorCore::mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref) {
-  const std::uint64_t now = current_time(*this).value();
-  if (kept_.records && now > start_ps)
-    stats_.spans.push_back({kind, round_index(), ref, start_ps, now});
+  const std::uint64_t end_ps = now().value();
+  if (kept_.records && end_ps > start_ps)
+    stats_.spans.push_back({kind, round_index(), ref, start_ps, end_ps});
 }
 
 void VectorCore::log(const std::string& line) {
   if (!record_schedule_) return;
   const std::string block_part = blocks() > 1 ? " block=" + std::to_string(block()) : "";
-  schedule_.add(current_time(*this).value(),
-                {"rank=", std::to_string(rank()), block_part, " op=", line});
+  schedule_.add(now().value(), {"rank=", std::to_string(rank()), block_part, " op=", line});
 }
 
 void VectorCore::count_sync(SyncInstruction instruction, const sc_time& span) {
@@ -312,9 +346,9 @@ void VectorCore::release(const Tile& tile) {
 }
 
 void VectorCore::await_posted(std::size_t index) {
-  const sc_time begin = current_time(*this);
-  dma_.wait_done(posted_[index].ticket);
-  round().transfer_ps += (current_time(*this) - begin).value();
+  const sc_time begin = now();
+  await(posted_[index].ticket, DmaEngine::Milestone::Landed);
+  round().transfer_ps += (now() - begin).value();
   mark(CoreSpan::Kind::Transfer, begin.value(), static_cast<std::uint32_t>(posted_[index].ticket));
   posted_.erase(posted_.begin() + static_cast<std::ptrdiff_t>(index));
 }
@@ -322,15 +356,15 @@ void VectorCore::await_posted(std::size_t index) {
 void VectorCore::await_tile_read(const Tile& tile) {
   const std::uint64_t begin = tile.offset;
   const std::uint64_t end = begin + tile.elements * dtype_bytes(tile.dtype);
-  const sc_time start = current_time(*this);
+  const sc_time start = now();
   for (const PostedStore& store : posted_) {
     if (store.ub_begin < end && begin < store.ub_end) {
-      const std::uint64_t waited_from = current_time(*this).value();
-      dma_.wait_left(store.ticket);
+      const std::uint64_t waited_from = now().value();
+      await(store.ticket, DmaEngine::Milestone::Left);
       mark(CoreSpan::Kind::Transfer, waited_from, static_cast<std::uint32_t>(store.ticket));
     }
   }
-  round().transfer_ps += (current_time(*this) - start).value();
+  round().transfer_ps += (now() - start).value();
 }
 
 void VectorCore::await_gm(std::uint64_t begin, std::uint64_t end) {
@@ -372,7 +406,13 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
   ++stats_.transfers;
   if (progress_ != nullptr) progress_->operated();
   if (record_schedule_) log(transfer_line(op, peer, info.name, offset, bytes, atomic_add));
-  const std::uint64_t ticket = dma_.submit(request);
+  // Running ahead, the core submits only its own memory's transfers that start at its time;
+  // the others ask for links and peers' memories, which are served in the order of time. With
+  // payloads, only those of its input and output: peers read and write windows, and bytes
+  // moved ahead of their time would show them what they could not see yet.
+  const bool private_bytes = ub_data_ == nullptr || tensor.id < 2;
+  if (run_ahead_ && (remote || !private_bytes || !dma_.starts_at(request, now()))) catch_up();
+  const std::uint64_t ticket = dma_.submit(request, now());
   TransferRecord& record = dma_.record(ticket);
   record.op = direction == DmaEngine::Direction::ToUb
                   ? (remote ? TransferRecord::Op::RemoteLoad : TransferRecord::Op::Load)
@@ -394,9 +434,9 @@ void VectorCore::store(const Tile& src, const Tensor& dst, std::uint64_t offset,
   if (config_.codegen.store_fence != 0 && dst.id >= 2) {
     // The fence after a window store: the store lands, then a cache-line flush, a pipe
     // barrier and a dsb, so that no peer can read the window before the bytes are there.
-    const sc_time begin = current_time(*this);
-    dma_.wait_done(transfer.id);
-    const sc_time landed = current_time(*this) - begin;
+    const sc_time begin = now();
+    await(transfer.id, DmaEngine::Milestone::Landed);
+    const sc_time landed = now() - begin;
     round().barrier_ps += landed.value();
     const sc_time fence = clock_.cycles(config_.cache_flush_cycles + config_.pipe_barrier_cycles +
                                         config_.dsb_cycles);
@@ -410,7 +450,7 @@ void VectorCore::store(const Tile& src, const Tensor& dst, std::uint64_t offset,
   }
   // Stores that have landed need no more waiting; forgetting them keeps the checks short.
   posted_.erase(std::remove_if(posted_.begin(), posted_.end(),
-                               [&](const PostedStore& p) { return dma_.done(p.ticket); }),
+                               [&](const PostedStore& p) { return dma_.done(p.ticket, now()); }),
                 posted_.end());
   const std::size_t element_bytes = dtype_bytes(src.dtype);
   const std::uint64_t gm_begin =
@@ -434,10 +474,10 @@ Transfer VectorCore::remote_store_async(const Tile& src, const Tensor& window, i
 
 void VectorCore::sync(const Transfer& transfer) {
   settle_invalidate();
-  const sc_time begin = current_time(*this);
-  dma_.wait_done(transfer.id);
-  if (progress_ != nullptr) progress_->reached(current_time(*this).value());
-  round().transfer_ps += (current_time(*this) - begin).value();
+  const sc_time begin = now();
+  await(transfer.id, DmaEngine::Milestone::Landed);
+  if (progress_ != nullptr) progress_->reached(now().value());
+  round().transfer_ps += (now() - begin).value();
   mark(CoreSpan::Kind::Transfer, begin.value(), static_cast<std::uint32_t>(transfer.id));
 }
 
@@ -452,7 +492,7 @@ void VectorCore::reduce(const Tile& acc, const Tile& other, std::uint64_t count)
   if (progress_ != nullptr) progress_->operated();
   if (record_schedule_)
     log("reduce " + std::string(to_string(problem().op)) + " bytes=" + std::to_string(bytes));
-  const std::uint64_t begin = current_time(*this).value();
+  const std::uint64_t begin = now().value();
   spend(
       reduce_startup_ + clock_.cycles(static_cast<double>(bytes) / config_.vector_bytes_per_cycle),
       &RoundRecord::reduce_ps);
@@ -476,11 +516,11 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   // drain) that lets no store the peer may read stay behind, the cache-line flush and the
   // atomic's issue. One wait for their sum keeps the timing of the default lowering exact.
   const Codegen& codegen = config_.codegen;
-  const bool pipes_idle = current_time(*this).value() == notify_end_ps_;
+  const bool pipes_idle = now().value() == notify_end_ps_;
   struct EndMark {
-    const VectorCore& core;
+    VectorCore& core;
     std::uint64_t& at;
-    ~EndMark() { at = current_time(core).value(); }
+    ~EndMark() { at = core.now().value(); }
   } end_mark{*this, notify_end_ps_};
   if (codegen.notify_barrier != Codegen::NotifyBarrier::None) drain_posted();
   NotifyRecord record;
@@ -490,7 +530,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   record.col = col;
   record.value = value;
   record.dropped = dropped != nullptr;
-  record.start_ps = current_time(*this).value();
+  record.start_ps = now().value();
   double cycles = config_.notify_cycles;
   if (codegen.notify_barrier == Codegen::NotifyBarrier::PipeAll) {
     if (!pipes_idle) cycles += config_.pipe_barrier_cycles;
@@ -508,11 +548,12 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   spend(clock_.cycles(cycles), &RoundRecord::barrier_ps);
   const auto ref = static_cast<std::uint32_t>(index);
   mark(CoreSpan::Kind::Notify, record.start_ps, ref);
-  const std::uint64_t issued_ps = current_time(*this).value();
+  const std::uint64_t issued_ps = now().value();
   record.end_ps = issued_ps;
   if (kept_.records) stats_.notify_links.push_back({issued_ps, round_index()});
   if (kept_.sync_records) stats_.notify_records.push_back(record);
   if (dropped != nullptr) return;
+  catch_up();  // the atomic asks for links and the peer's memory in the order of time
   tlm::tlm_generic_payload& trans = notify_trans_;
   notify_atomic_->kind =
       op == NotifyOp::AtomicAdd ? AtomicWrite::Kind::SignalAdd : AtomicWrite::Kind::SignalSet;
@@ -522,7 +563,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   notify_atomic_->claim = Claim();
   notify_atomic_->claim.checked = dma_.transfers_timed_whole();
   notify_atomic_->claim.kind = ClaimKind::Notify;
-  notify_atomic_->claim.at = current_time(*this);
+  notify_atomic_->claim.at = now();
   trans.set_address(
       global_address(device, info.address + 4 * static_cast<std::uint64_t>(row * info.cols + col)));
   trans.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
@@ -541,7 +582,7 @@ void VectorCore::notify(const Signal& signal, int peer, int row, int col, std::i
   if (dsb == sc_core::SC_ZERO_TIME) return;
   spend(dsb, &RoundRecord::barrier_ps);
   mark(CoreSpan::Kind::Notify, issued_ps, ref);
-  if (kept_.sync_records) stats_.notify_records.back().end_ps = current_time(*this).value();
+  if (kept_.sync_records) stats_.notify_records.back().end_ps = now().value();
 }
 
 void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expected, WaitCmp cmp) {
@@ -553,7 +594,8 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
   if (record_schedule_) log(wait_line(info.name, row, col, cmp, expected, skipped));
   if (skipped) return;
-  const sc_time begin = current_time(*this);
+  catch_up();  // the cell is looked at as of the core's time
+  const sc_time begin = now();
   auto satisfied = [&] {
     const std::int32_t value = gm_.poll_cell(address);
     return cmp == WaitCmp::Eq ? value == expected : value >= expected;
@@ -562,13 +604,13 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   // looks the core sleeps until some cell changes, then skips to the next look.
   std::uint64_t look = 0;
   while (!satisfied()) {
-    mark_blocked(blocked_, info, row, col, expected, cmp, current_time(*this).value());
+    mark_blocked(blocked_, info, row, col, expected, cmp, now().value());
     sc_core::wait(gm_.signal_written());
-    const std::uint64_t elapsed = (current_time(*this) - begin).value();
+    const std::uint64_t elapsed = (now() - begin).value();
     const std::uint64_t period = poll_period_.value();
     look = period == 0 ? 0 : (elapsed + period - 1) / period;
     const sc_time next_look = begin + ps_exact(look * period);
-    if (next_look > current_time(*this)) sc_core::wait(next_look - current_time(*this));
+    if (next_look > now()) sc_core::wait(next_look - now());
   }
   blocked_.blocked = false;
   stats_.polls += look + 1;
@@ -579,7 +621,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   record.expected = expected;
   record.start_ps = begin.value();
   WaitLink link;
-  link.seen_ps = current_time(*this).value();
+  link.seen_ps = now().value();
   if (kept_.sync_records) record.seen = gm_.read_cell(address);
   if (const GlobalMemory::CellWrite* write = kept_.records ? gm_.last_write(address) : nullptr) {
     link.blocked = write->landed_ps > record.start_ps;
@@ -587,23 +629,22 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
     record.landed_ps = write->landed_ps;
   }
   // With a zero poll period the look answers at once, when the cell changed.
-  const sc_time answered =
-      std::max(current_time(*this), begin + ps_exact((look + 1) * poll_period_.value()));
-  round().barrier_ps += (current_time(*this) - begin).value();
+  const sc_time answered = std::max(now(), begin + ps_exact((look + 1) * poll_period_.value()));
+  round().barrier_ps += (now() - begin).value();
   switch (config_.codegen.wait_invalidate) {
     case Codegen::WaitInvalidate::EveryWait:
       count_sync(SyncInstruction::Invalidate, invalidate_cost_);
-      spend(answered - current_time(*this) + invalidate_cost_, &RoundRecord::barrier_ps);
+      spend(answered - now() + invalidate_cost_, &RoundRecord::barrier_ps);
       break;
     case Codegen::WaitInvalidate::WaitAll:
       invalidate_owed_ = true;
-      spend(answered - current_time(*this), &RoundRecord::barrier_ps);
+      spend(answered - now(), &RoundRecord::barrier_ps);
       break;
     case Codegen::WaitInvalidate::None:
-      spend(answered - current_time(*this), &RoundRecord::barrier_ps);
+      spend(answered - now(), &RoundRecord::barrier_ps);
       break;
   }
-  record.end_ps = current_time(*this).value();
+  record.end_ps = now().value();
   mark(CoreSpan::Kind::Wait, record.start_ps, static_cast<std::uint32_t>(stats_.wait_links.size()));
   if (kept_.records) stats_.wait_links.push_back(link);
   if (kept_.sync_records) stats_.wait_records.push_back(record);

@@ -121,6 +121,18 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // Records the core's time from `start_ps` to now as a span of its dependency record.
   void mark(CoreSpan::Kind kind, std::uint64_t start_ps, std::uint32_t ref);
   void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
+  // The core's time: the simulated time, or later while it runs ahead. Running ahead (when
+  // the run times its transfers whole and nothing traces the core), the core passes time
+  // spent on its own (its vector unit, its own memory's transfers, the costs before a notify
+  // leaves) without waiting for it, and catches up with the simulated time before anything
+  // another core may see or change: a wait's look at its cell, a notify's atomic, a transfer
+  // to or from a peer. It saves the thread a resume for each of those steps; what it reserves
+  // early on its memory's port is checked against what peers ask there later (see
+  // BandwidthResource).
+  const sc_core::sc_time& now();
+  void pass(const sc_core::sc_time& until);  // the core's time moves on to `until`
+  void catch_up();                           // the simulated time reaches the core's
+  void await(std::uint64_t ticket, DmaEngine::Milestone milestone);
   void log(const std::string& line);
   const Fault* find_fault(Fault::Kind kind, std::uint64_t index) const;
 
@@ -148,6 +160,11 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // Looked at by every operation: kept beside the costs, in the lines a resumed rank reads
   // first (its state is cold in the caches each time its thread resumes).
   bool record_schedule_ = false;
+  bool run_ahead_ = false;
+  sc_core::sc_time local_time_;
+  // How far a core runs ahead at most: its own memory's port keeps only its last few runs of
+  // requests (BandwidthResource), so a core far ahead would make a peer's read there a conflict.
+  static constexpr std::uint64_t kRunAheadPs = 2'000'000;  // 2 us
   KeptRecords kept_;
   RunProgress* progress_ = nullptr;
   TraceSink* sink_ = nullptr;

@@ -12,6 +12,7 @@
 
 #include "kernels/api.h"
 #include "models/address_map.h"
+#include "models/bandwidth_resource.h"
 #include "models/clock.h"
 #include "models/fabric.h"
 #include "models/platform.h"
@@ -84,6 +85,86 @@ TEST(Clock, WholePicosecondsConvertExactlyOnBothSidesOfTheInlineRange) {
     EXPECT_EQ(ps_exact(value).value(), value) << value;
   }
   EXPECT_NE(ps(static_cast<double>(edge + 1)).value(), edge + 1);  // why the edge is there
+}
+
+// A run that times transfers whole checks every request's claim. Here a port moves 1 B/ps, so
+// a 100 B burst holds it for 100 ps; flows 1 and 2 stand for two transfers, a core running
+// ahead having reserved flow 2's bursts before flow 1 asks for earlier times.
+Claim whole_claim(std::uint64_t at_ps) {
+  Claim claim;
+  claim.checked = true;
+  claim.at = ps_exact(at_ps);
+  return claim;
+}
+
+TEST(BandwidthResource, AnEarlierRequestThatEndsBeforeTheNextRunIsServedAsOfItsTime) {
+  init_time_resolution();
+  BandwidthResource port("port", 1.0);
+  port.describe(0, "dev0.memory_port", "gm.bandwidth_GBps");
+  Claim ahead = whole_claim(1000);
+  EXPECT_EQ(port.reserve(ps_exact(1000), 100, 2, &ahead).end.value(), 1100u);
+  Claim ahead_next = whole_claim(1100);
+  EXPECT_EQ(port.reserve(ps_exact(1100), 100, 2, &ahead_next).end.value(), 1200u);
+  // Flow 1's two bursts at 500 and 600 ps end at 700 ps, before flow 2 could start (1000 ps):
+  // in the order of time they would have come first and changed nothing of flow 2's.
+  Claim early = whole_claim(500);
+  const BandwidthResource::Interval first = port.reserve(ps_exact(500), 100, 1, &early);
+  Claim early_next = whole_claim(600);
+  const BandwidthResource::Interval second = port.reserve(ps_exact(600), 100, 1, &early_next);
+  EXPECT_FALSE(early.conflict);
+  EXPECT_FALSE(early_next.conflict);
+  EXPECT_EQ(first.start.value(), 500u);
+  EXPECT_EQ(second.start.value(), 600u);
+  EXPECT_EQ(second.end.value(), 700u);
+  // The port stays reserved up to flow 2's end for what asks next: after flow 2's last ask,
+  // in order, it queues behind; at that ask's instant, a tie, it is a conflict.
+  EXPECT_EQ(port.free_at().value(), 1200u);
+  Claim later = whole_claim(1150);
+  const BandwidthResource::Interval queued = port.reserve(ps_exact(1150), 100, 3, &later);
+  EXPECT_EQ(queued.start.value(), 1200u);
+  EXPECT_TRUE(queued.behind_other_flow);
+  EXPECT_FALSE(later.conflict);
+  Claim tied = whole_claim(1150);
+  port.reserve(ps_exact(1150), 100, 4, &tied);
+  EXPECT_TRUE(tied.conflict);
+}
+
+TEST(BandwidthResource, AnEarlierRequestThatWouldDelayTheNextRunIsAConflictThatSaysSo) {
+  init_time_resolution();
+  BandwidthResource port("port", 1.0);
+  port.describe(0, "dev0.memory_port", "gm.bandwidth_GBps");
+  Claim ahead = whole_claim(1000);
+  port.reserve(ps_exact(1000), 100, transfer_flow(0, 0, 7), &ahead);
+  // A 100 B burst asked at 950 ps would hold the port until 1050 ps: flow 2 would have waited.
+  Claim early = whole_claim(950);
+  const BandwidthResource::Interval slot =
+      port.reserve(ps_exact(950), 100, transfer_flow(1, 0, 3), &early);
+  EXPECT_EQ(slot.end.value(), 1050u);
+  ASSERT_TRUE(early.conflict);
+  EXPECT_EQ(early.conflict_flow, transfer_flow(0, 0, 7));
+  EXPECT_EQ(conflict_message(transfer_flow(1, 0, 3), early),
+            "dev1's transfer 3 and dev0's transfer 7 met on dev0.memory_port at 0.950 ns, asked "
+            "after dev0's later bursts there (1.000 to 1.000 ns), which it would have delayed");
+}
+
+TEST(BandwidthResource, AnEarlierRequestBeforeEveryRunKeptIsAConflict) {
+  init_time_resolution();
+  BandwidthResource port("port", 1.0);
+  port.describe(0, "dev0.memory_port", "gm.bandwidth_GBps");
+  // Twenty flows one after another, 1000 ps apart: only the last runs are kept.
+  for (std::uint64_t flow = 1; flow <= 20; ++flow) {
+    Claim claim = whole_claim(flow * 1000);
+    port.reserve(ps_exact(flow * 1000), 100, flow, &claim);
+    EXPECT_FALSE(claim.conflict);
+  }
+  // Between flows 3 and 4 it would fit, but what was reserved there is no longer known.
+  Claim early = whole_claim(3500);
+  port.reserve(ps_exact(3500), 100, 99, &early);
+  EXPECT_TRUE(early.conflict);
+  // Between the last two it fits and is known.
+  Claim late = whole_claim(19500);
+  port.reserve(ps_exact(19500), 100, 98, &late);
+  EXPECT_FALSE(late.conflict);
 }
 
 TEST(DmaEngine, LocalLoadAndStoreTakeSetupPlusBytesOverRatePlusLatency) {
