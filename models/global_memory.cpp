@@ -300,7 +300,13 @@ void GlobalMemory::apply_due_signal_writes() {
                                                  static_cast<std::uint32_t>(write.value));
     if (keep_writers_) writers_[cell.writer] = {now.value(), write.source};
     if (sink_ != nullptr) cell_changes_.push_back({write.address, now.value(), cell.value});
-    signal_written_.notify(sc_core::SC_ZERO_TIME);
+    for (const Watcher& watcher : watchers_) {
+      const std::uint64_t period = watcher.period.value();
+      const std::uint64_t elapsed = (now - watcher.begin).value();
+      const std::uint64_t look = period == 0 ? 0 : (elapsed + period - 1) / period;
+      watcher.look->notify(watcher.begin + ps_exact(look * period) - now);
+    }
+    watchers_.clear();
   }
   if (next_posted(next)) due_.notify(next - now);
 }

@@ -44,8 +44,16 @@ class GlobalMemory : public sc_core::sc_module {
   std::uint64_t resident_bytes() const;
   std::size_t written_cells() const { return cells_.size(); }
 
-  // Notified whenever a posted signal update lands in this memory.
-  const sc_core::sc_event& signal_written() const { return signal_written_; }
+  // A core waiting on a cell here: its `look` event is notified for its first look (`begin`
+  // plus a whole number of `period`s) at or after the next posted signal update that lands in
+  // this memory, whichever cell it changes; then it is forgotten. One event, at the look,
+  // saves the core a resume at the update itself.
+  struct Watcher {
+    sc_core::sc_event* look;
+    sc_core::sc_time begin;
+    sc_core::sc_time period;
+  };
+  void watch(const Watcher& watcher) { watchers_.push_back(watcher); }
   std::int32_t read_cell(std::uint64_t address) const;
   // A core's look at a cell while it waits: as read_cell, and a traced memory shows the cell.
   std::int32_t poll_cell(std::uint64_t address);
@@ -165,7 +173,7 @@ class GlobalMemory : public sc_core::sc_module {
   BandwidthResource port_;
   BandwidthResource atomics_;  // signal atomics, applied one at a time: each holds it atomic_hold_
   sc_core::sc_event due_;
-  sc_core::sc_event signal_written_;
+  std::vector<Watcher> watchers_;
   static constexpr std::size_t kWriterLimit = std::size_t{1} << 30;  // Cell::writer's range
   [[noreturn]] static void throw_too_many_cells();
   std::deque<CellWrite> writers_;  // by Cell::writer, when kept

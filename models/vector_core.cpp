@@ -601,16 +601,14 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
     return cmp == WaitCmp::Eq ? value == expected : value >= expected;
   };
   // Poll k looks at the cell at begin + k * period and answers one period later. Between
-  // looks the core sleeps until some cell changes, then skips to the next look.
+  // looks the core sleeps until some cell changes, then wakes at the next look.
   std::uint64_t look = 0;
   while (!satisfied()) {
     mark_blocked(blocked_, info, row, col, expected, cmp, now().value());
-    sc_core::wait(gm_.signal_written());
-    const std::uint64_t elapsed = (now() - begin).value();
+    gm_.watch({&look_, begin, poll_period_});
+    sc_core::wait(look_);
     const std::uint64_t period = poll_period_.value();
-    look = period == 0 ? 0 : (elapsed + period - 1) / period;
-    const sc_time next_look = begin + ps_exact(look * period);
-    if (next_look > now()) sc_core::wait(next_look - now());
+    look = period == 0 ? 0 : (now() - begin).value() / period;
   }
   blocked_.blocked = false;
   stats_.polls += look + 1;

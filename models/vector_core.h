@@ -162,6 +162,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   bool record_schedule_ = false;
   bool run_ahead_ = false;
   sc_core::sc_time local_time_;
+  sc_core::sc_event look_;  // a blocked wait's next look (GlobalMemory::Watcher)
   // How far a core runs ahead at most: its own memory's port keeps only its last few runs of
   // requests (BandwidthResource), so a core far ahead would make a peer's read there a conflict.
   static constexpr std::uint64_t kRunAheadPs = 2'000'000;  // 2 us
