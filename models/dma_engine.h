@@ -165,11 +165,6 @@ class DmaEngine : public sc_core::sc_module {
   bool keep_records_ = true;
   TicketLog<TransferRecord> records_;  // finish_ps valid once issued
   TicketLog<char> issued_;
-  struct Pending {
-    std::uint64_t ticket;
-    Request request;
-  };
-  std::deque<Pending> pending_;
   // Per queue: free from this time on (a transfer reserved by submit()), and whether its
   // thread is executing a transfer now.
   std::vector<sc_core::sc_time> busy_until_;
@@ -177,6 +172,11 @@ class DmaEngine : public sc_core::sc_module {
   // Per queue, made once and reused by its transfers: a payload allocates its extension table
   // when made. Each carries its BurstTiming for good.
   std::vector<std::unique_ptr<tlm::tlm_generic_payload>> payloads_;
+  struct Pending {
+    std::uint64_t ticket;
+    Request request;
+  };
+  std::deque<Pending> pending_;
   TraceSink* sink_ = nullptr;
 
   sc_core::sc_event work_;

@@ -43,17 +43,23 @@ BandwidthResource* Interconnect::link(Fabric::LinkId id) {
 
 const Interconnect::Path& Interconnect::path(int from, int to) {
   const std::uint64_t key = static_cast<std::uint64_t>(from) * devices_ + to;
+  if (key == last_key_) return *last_path_;
   auto found = paths_.find(key);
-  if (found != paths_.end()) return found->second;
-  const Fabric::Route route = fabric_.route(from, to);
-  path_links_ += route.links.size();
-  Path p;
-  for (Fabric::LinkId id : route.links) {
-    p.links.push_back(link(id));
-    p.marked = p.marked || marked_links_.count(p.links.back()->place()) != 0;
+  if (found == paths_.end()) {
+    const Fabric::Route route = fabric_.route(from, to);
+    path_links_ += route.links.size();
+    Path p;
+    for (Fabric::LinkId id : route.links) {
+      p.links.push_back(link(id));
+      p.marked = p.marked || marked_links_.count(p.links.back()->place()) != 0;
+    }
+    p.latency = sc_time(route.latency_ps, sc_core::SC_PS);
+    p.back_latency = sc_time(fabric_.route(to, from).latency_ps, sc_core::SC_PS);
+    found = paths_.emplace(key, std::move(p)).first;
   }
-  p.latency = sc_time(route.latency_ps, sc_core::SC_PS);
-  return paths_.emplace(key, std::move(p)).first->second;
+  last_key_ = key;
+  last_path_ = &found->second;
+  return found->second;
 }
 
 void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
@@ -124,6 +130,7 @@ void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming*
   if (paths_.size() >= path_cache_.paths || path_links_ > path_cache_.links) {
     paths_.clear();
     path_links_ = 0;
+    last_key_ = UINT64_MAX;
   }
   // Data of a read flows from the target back to the source.
   const Path& p = trans.is_read() ? path(target, source) : path(source, target);
@@ -142,12 +149,12 @@ void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming*
     }
     delay += p.latency;
     to_memory[target]->b_transport(trans, delay);
-    delay += path(target, source).latency;
+    delay += p.back_latency;
     return;
   }
   // A read's request crosses the path to the target before any data comes back: one more
   // flight of pipeline latency (the bursts of a transfer still stream behind each other).
-  const sc_time request = trans.is_read() ? path(source, target).latency : sc_core::SC_ZERO_TIME;
+  const sc_time request = trans.is_read() ? p.back_latency : sc_core::SC_ZERO_TIME;
   if (timing != nullptr) timing->add_hop(sc_core::SC_ZERO_TIME, request);
   const sc_time now = current_time(*this);
   const std::uint64_t bytes = trans.get_data_length();

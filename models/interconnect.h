@@ -60,7 +60,8 @@ class Interconnect : public sc_core::sc_module {
   struct Path {
     std::vector<BandwidthResource*> links;  // in the order the data crosses them
     sc_core::sc_time latency;
-    bool marked = false;  // one of the links is marked (see mark_link)
+    sc_core::sc_time back_latency;  // the way back's: a read's request, an atomic's answer
+    bool marked = false;            // one of the links is marked (see mark_link)
   };
   // The links data crosses going from device `from` to device `to` (empty when equal). The
   // reference is good until the next transaction (the cache is emptied only between them).
@@ -110,6 +111,9 @@ class Interconnect : public sc_core::sc_module {
   // Paths used, by from * devices + to, until they hold more than path_cache_ allows.
   PathCacheLimit path_cache_;
   std::unordered_map<std::uint64_t, Path> paths_;
+  // The path looked up last: a transfer's bursts ask for the same one after each other.
+  std::uint64_t last_key_ = UINT64_MAX;
+  const Path* last_path_ = nullptr;
   std::uint64_t path_links_ = 0;  // links held by paths_
   struct Ask {
     std::uint64_t flow;
