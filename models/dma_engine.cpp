@@ -53,14 +53,22 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
       running_(config.dma_queues, 0),
       busy_vars_(config.dma_queues, -1) {
   for (int q = 0; q < config.dma_queues; ++q) {
-    payloads_.push_back(std::make_unique<tlm::tlm_generic_payload>());
-    payloads_.back()->set_extension(new BurstTiming);
-    payloads_.back()->set_byte_enable_ptr(nullptr);
+    if (q > 0) more_payloads_.push_back(std::make_unique<QueuePayload>());
     sc_core::sc_spawn_options spawn;
     spawn.set_stack_size(kQueueStackBytes);
     sc_core::sc_spawn([this, q] { queue_thread(q); }, ("queue" + std::to_string(q)).c_str(),
                       &spawn);
   }
+}
+
+DmaEngine::QueuePayload::QueuePayload() {
+  trans.set_extension(&timing);
+  trans.set_byte_enable_ptr(nullptr);
+}
+
+// The timing is the queue's own: taken off before the payload would free its extensions.
+DmaEngine::QueuePayload::~QueuePayload() {
+  trans.clear_extension(&timing);
 }
 
 void DmaEngine::end_of_elaboration() {
@@ -210,8 +218,9 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, const sc_t
   sc_time latency = sc_core::SC_ZERO_TIME;
 
   // The queue's payload: no other transfer uses it meanwhile (the queue runs one at a time).
-  tlm::tlm_generic_payload& trans = *payloads_[static_cast<std::size_t>(records_[ticket].queue)];
-  auto* timing = trans.get_extension<BurstTiming>();
+  QueuePayload& payload = queue_payload(records_[ticket].queue);
+  tlm::tlm_generic_payload& trans = payload.trans;
+  BurstTiming* timing = &payload.timing;
   *timing = BurstTiming();
   timing->flow = transfer_flow(device_, block_, ticket);
   // An element-wise add's extension is the transfer's own, freed whichever way it ends.

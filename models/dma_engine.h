@@ -29,6 +29,7 @@
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
 #include "models/trace_sink.h"
+#include "models/transaction.h"
 
 namespace ars {
 
@@ -169,9 +170,23 @@ class DmaEngine : public sc_core::sc_module {
   // thread is executing a transfer now.
   std::vector<sc_core::sc_time> busy_until_;
   std::vector<char> running_;
-  // Per queue, made once and reused by its transfers: a payload allocates its extension table
-  // when made. Each carries its BurstTiming for good.
-  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> payloads_;
+  // Per queue, made once and reused by its transfers (a payload allocates its extension table
+  // when made): the payload and the BurstTiming it carries for good. The first queue's is
+  // kept in the engine itself, not behind pointers: an engine is cold each time its rank
+  // resumes, and each pointer followed would be one more miss.
+  struct QueuePayload {
+    QueuePayload();
+    ~QueuePayload();
+    QueuePayload(const QueuePayload&) = delete;
+    QueuePayload& operator=(const QueuePayload&) = delete;
+    tlm::tlm_generic_payload trans;
+    BurstTiming timing;
+  };
+  QueuePayload& queue_payload(int queue) {
+    return queue == 0 ? first_payload_ : *more_payloads_[static_cast<std::size_t>(queue - 1)];
+  }
+  QueuePayload first_payload_;
+  std::vector<std::unique_ptr<QueuePayload>> more_payloads_;
   struct Pending {
     std::uint64_t ticket;
     Request request;
