@@ -302,7 +302,8 @@ void GlobalMemory::apply_due_signal_writes() {
     if (sink_ != nullptr) cell_changes_.push_back({write.address, now.value(), cell.value});
     for (const Watcher& watcher : watchers_) {
       const std::uint64_t period = watcher.period.value();
-      const std::uint64_t elapsed = (now - watcher.begin).value();
+      // A core running ahead may watch for looks from a later time on.
+      const std::uint64_t elapsed = now > watcher.begin ? (now - watcher.begin).value() : 0;
       const std::uint64_t look = period == 0 ? 0 : (elapsed + period - 1) / period;
       watcher.look->notify(watcher.begin + ps_exact(look * period) - now);
     }

@@ -43,7 +43,6 @@ BandwidthResource* Interconnect::link(Fabric::LinkId id) {
 
 const Interconnect::Path& Interconnect::path(int from, int to) {
   const std::uint64_t key = static_cast<std::uint64_t>(from) * devices_ + to;
-  if (key == last_key_) return *last_path_;
   auto found = paths_.find(key);
   if (found == paths_.end()) {
     const Fabric::Route route = fabric_.route(from, to);
@@ -57,9 +56,14 @@ const Interconnect::Path& Interconnect::path(int from, int to) {
     p.back_latency = sc_time(fabric_.route(to, from).latency_ps, sc_core::SC_PS);
     found = paths_.emplace(key, std::move(p)).first;
   }
-  last_key_ = key;
-  last_path_ = &found->second;
   return found->second;
+}
+
+const Interconnect::Path& Interconnect::path_from_port(int port, int from, int to) {
+  PathMemo& memo = path_memo_[static_cast<std::size_t>(port)];
+  const std::uint64_t key = static_cast<std::uint64_t>(from) * devices_ + to;
+  if (memo.key != key) memo = {key, &path(from, to)};
+  return *memo.path;
 }
 
 void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
@@ -130,10 +134,11 @@ void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming*
   if (paths_.size() >= path_cache_.paths || path_links_ > path_cache_.links) {
     paths_.clear();
     path_links_ = 0;
-    last_key_ = UINT64_MAX;
+    for (PathMemo& memo : path_memo_) memo = PathMemo();
   }
   // Data of a read flows from the target back to the source.
-  const Path& p = trans.is_read() ? path(target, source) : path(source, target);
+  const Path& p =
+      trans.is_read() ? path_from_port(port, target, source) : path_from_port(port, source, target);
   AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
   if (atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd) {
     // A signal update is a few bytes: it pays the path's latency, not its bandwidth, but it

@@ -25,6 +25,7 @@
 
 #include "models/bandwidth_resource.h"
 #include "models/fabric.h"
+#include "models/fixed_hash.h"
 #include "models/platform_config.h"
 #include "models/trace_sink.h"
 
@@ -55,6 +56,7 @@ class Interconnect : public sc_core::sc_module {
   void connect_initiator(Socket& initiator, int device) {
     initiator.bind(from_device);
     port_device_.push_back(device);
+    path_memo_.emplace_back();
   }
 
   struct Path {
@@ -107,13 +109,24 @@ class Interconnect : public sc_core::sc_module {
   TraceSink* trace_ = nullptr;
   // Links in the order they were made (a trace's order), and by id.
   std::vector<std::unique_ptr<BandwidthResource>> links_;
-  std::unordered_map<Fabric::LinkId, BandwidthResource*> link_by_id_;
+  // Keys packed from device numbers fall into a few buckets under the standard library's
+  // identity hash (n·(P+1) + c modulo a prime near P is one bucket for every n): mixed first.
+  struct MixedHash {
+    std::size_t operator()(std::uint64_t key) const { return fixed_hash(key); }
+  };
+  std::unordered_map<Fabric::LinkId, BandwidthResource*, MixedHash> link_by_id_;
   // Paths used, by from * devices + to, until they hold more than path_cache_ allows.
   PathCacheLimit path_cache_;
-  std::unordered_map<std::uint64_t, Path> paths_;
-  // The path looked up last: a transfer's bursts ask for the same one after each other.
-  std::uint64_t last_key_ = UINT64_MAX;
-  const Path* last_path_ = nullptr;
+  std::unordered_map<std::uint64_t, Path, MixedHash> paths_;
+  // Per initiator port, the path it asked for last: a transfer's bursts ask for the same one
+  // after each other, and an engine's transfers mostly for the same peer's. One line per port
+  // read where a lookup reads a bucket and a node, each likely out of the caches.
+  struct PathMemo {
+    std::uint64_t key = UINT64_MAX;
+    const Path* path = nullptr;
+  };
+  std::vector<PathMemo> path_memo_;
+  const Path& path_from_port(int port, int from, int to);
   std::uint64_t path_links_ = 0;  // links held by paths_
   struct Ask {
     std::uint64_t flow;

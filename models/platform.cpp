@@ -166,7 +166,17 @@ std::string Platform::describe_mixed_write(int rank, std::uint64_t address,
 std::string Platform::describe_blocked_ranks() {
   std::ostringstream out;
   out << std::fixed << std::setprecision(3);
-  out << "deadlock at " << to_ns(sc_core::sc_time_stamp()) << " ns:";
+  // When the last core blocked: a core running ahead blocks at its own time, which the
+  // simulated time need not reach once no event is left.
+  std::uint64_t deadlock_ps = sc_core::sc_time_stamp().value();
+  for (int r = 0; r < ranks(); ++r) {
+    for (int block = 0; block < blocks(); ++block) {
+      const VectorCore& c = core(r, block);
+      if (!c.stats().finished && c.blocked().blocked)
+        deadlock_ps = std::max(deadlock_ps, c.blocked().since_ps);
+    }
+  }
+  out << "deadlock at " << static_cast<double>(deadlock_ps) / 1000.0 << " ns:";
   for (int r = 0; r < ranks(); ++r) {
     for (int block = 0; block < blocks(); ++block) {
       const VectorCore& c = core(r, block);

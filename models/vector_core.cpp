@@ -594,14 +594,16 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
   if (record_schedule_) log(wait_line(info.name, row, col, cmp, expected, skipped));
   if (skipped) return;
-  catch_up();  // the cell is looked at as of the core's time
   const sc_time begin = now();
   auto satisfied = [&] {
     const std::int32_t value = gm_.poll_cell(address);
     return cmp == WaitCmp::Eq ? value == expected : value >= expected;
   };
   // Poll k looks at the cell at begin + k * period and answers one period later. Between
-  // looks the core sleeps until some cell changes, then wakes at the next look.
+  // looks the core sleeps until some cell changes, then wakes at the next look. A core running
+  // ahead that finds the cell unsatisfied as of the simulated time sleeps so too, woken at
+  // begin by an update landing by then; found satisfied, it catches up for the first look.
+  if (begin > current_time(*this) && satisfied()) catch_up();
   std::uint64_t look = 0;
   while (!satisfied()) {
     mark_blocked(blocked_, info, row, col, expected, cmp, now().value());
