@@ -56,6 +56,29 @@ void expect_deadlock(const FaultRun& run, const std::string& report_head) {
   EXPECT_NE(run.process.out.find("\n" + report_head + "\n"), std::string::npos) << run.process.out;
 }
 
+// A core running ahead of SystemC's time (transfers timed whole, no trace) blocks at its own
+// time, which the simulated time never reaches once no event is left: the deadlock is still
+// reported at the time the last core blocked, the latest of the waits' "since".
+TEST(Faults, ADeadlockIsReportedWhenTheLastCoreBlockedThoughItRanAhead) {
+  const ProcessResult run =
+      test::run_binary({"-p", "a2a3-910b2", "-d", "0-7", "-k", "hierarchical", "--size", "896",
+                        "--dma.burst_bytes", "256", "--fault", "stall:4"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const std::size_t head = run.out.find("deadlock at ");
+  ASSERT_NE(head, std::string::npos) << run.out;
+  const double at_ns = std::stod(run.out.substr(head + 12));
+  double latest_since_ns = 0;
+  int waits = 0;
+  for (auto since = run.out.find("since ", head); since != std::string::npos;
+       since = run.out.find("since ", since + 1)) {
+    latest_since_ns = std::max(latest_since_ns, std::stod(run.out.substr(since + 6)));
+    ++waits;
+  }
+  EXPECT_EQ(waits, 7) << run.out;  // every rank but the stalled one
+  EXPECT_DOUBLE_EQ(at_ns, latest_since_ns) << run.out;
+  EXPECT_DOUBLE_EQ(at_ns, 1816117.321) << run.out;
+}
+
 TEST(Faults, DroppedNotifyLeavesItsPeerWaitingOnTheCell) {
   // Rank 0's notifies go to ranks 1, 2, 3 in turn: the second one is rank 2's cell [0,0].
   const FaultRun run = run_with({"--fault", "drop-notify:0:1"});
