@@ -411,7 +411,15 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
   // payloads, only those of its input and output: peers read and write windows, and bytes
   // moved ahead of their time would show them what they could not see yet.
   const bool private_bytes = ub_data_ == nullptr || tensor.id < 2;
-  if (run_ahead_ && (remote || !private_bytes || !dma_.starts_at(request, now()))) catch_up();
+  if (run_ahead_) {
+    if (now() == current_time(*this)) transfers_ahead_ = 0;
+    if (remote || !private_bytes || transfers_ahead_ == kTransfersAhead ||
+        !dma_.starts_at(request, now())) {
+      catch_up();
+      transfers_ahead_ = 0;
+    }
+    if (now() > current_time(*this)) ++transfers_ahead_;
+  }
   const std::uint64_t ticket = dma_.submit(request, now());
   TransferRecord& record = dma_.record(ticket);
   record.op = direction == DmaEngine::Direction::ToUb

@@ -165,7 +165,10 @@ class VectorCore : public sc_core::sc_module, public Rank {
   sc_core::sc_event look_;  // a blocked wait's next look (GlobalMemory::Watcher)
   // How far a core runs ahead at most: its own memory's port keeps only its last few runs of
   // requests (BandwidthResource), so a core far ahead would make a peer's read there a conflict.
+  // In time, and in transfers issued ahead (half the runs a resource keeps).
   static constexpr std::uint64_t kRunAheadPs = 2'000'000;  // 2 us
+  static constexpr int kTransfersAhead = 4;
+  int transfers_ahead_ = 0;
   KeptRecords kept_;
   RunProgress* progress_ = nullptr;
   TraceSink* sink_ = nullptr;
