@@ -121,7 +121,7 @@ std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
   if (const int q = queue_free_at(request, at); q >= 0) {
     records_[ticket].queue = static_cast<std::int16_t>(q);
     records_[ticket].start_ps = at.value();
-    execute(request, ticket, at, false);
+    execute(request, ticket, q, at, false);
     busy_until_[static_cast<std::size_t>(q)] = ps_exact(records_[ticket].left_ps);
     issued_[ticket] = 1;
     return ticket;
@@ -167,7 +167,7 @@ void DmaEngine::queue_thread(int queue) {
     records_[job.ticket].queue = static_cast<std::int16_t>(queue);
     records_[job.ticket].start_ps = current_time(*this).value();
     running_[queue] = 1;
-    execute(job.request, job.ticket, current_time(*this), true);
+    execute(job.request, job.ticket, queue, current_time(*this), true);
     running_[queue] = 0;
     issued_[job.ticket] = 1;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), -1);
@@ -205,7 +205,7 @@ bool DmaEngine::done(std::uint64_t ticket, const sc_time& at) const {
   return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= at.value();
 }
 
-void DmaEngine::execute(const Request& request, std::uint64_t ticket, const sc_time& at,
+void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue, const sc_time& at,
                         bool queue_thread) {
   const bool whole = timed_whole(request);
   const double rate = rate_bytes_per_ps(request);
@@ -218,7 +218,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, const sc_t
   sc_time latency = sc_core::SC_ZERO_TIME;
 
   // The queue's payload: no other transfer uses it meanwhile (the queue runs one at a time).
-  QueuePayload& payload = queue_payload(records_[ticket].queue);
+  QueuePayload& payload = queue_payload(queue);
   tlm::tlm_generic_payload& trans = payload.trans;
   BurstTiming* timing = &payload.timing;
   *timing = BurstTiming();

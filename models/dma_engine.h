@@ -135,7 +135,7 @@ class DmaEngine : public sc_core::sc_module {
   // Issues the transfer's bursts, starting at `at`; fills in when its data has landed and what
   // bound it. A queue's thread waits until the last burst has left; submit() (a transfer
   // timed whole, starting at the core's time) only records the time.
-  void execute(const Request& request, std::uint64_t ticket, const sc_core::sc_time& at,
+  void execute(const Request& request, std::uint64_t ticket, int queue, const sc_core::sc_time& at,
                bool queue_thread);
   // The queue an idle engine would start a transfer on at `at` (-1: none).
   int queue_free_at(const Request& request, const sc_core::sc_time& at) const;
