@@ -67,6 +67,9 @@ std::string conflict_message(std::uint64_t flow, const Claim& claim);
 
 class BandwidthResource {
  public:
+  // How many runs of requests a checked resource keeps (see above); a power of two.
+  static constexpr int kRunsKept = 8;
+
   BandwidthResource(std::string name, double bytes_per_ps);
 
   struct Interval {
@@ -129,7 +132,6 @@ class BandwidthResource {
     ClaimKind kind;
   };
   // Kept in a ring: a new run replaces the oldest without moving the others.
-  static constexpr int kRunsKept = 8;  // a power of two
   Run& run(int i) { return runs_[(first_run_ + i) & (kRunsKept - 1)]; }
   Run runs_[kRunsKept];
   int first_run_ = 0;

@@ -201,8 +201,8 @@ bool DmaEngine::time_of(std::uint64_t ticket, Milestone milestone, sc_time& at) 
 }
 
 bool DmaEngine::done(std::uint64_t ticket, const sc_time& at) const {
-  if (forgotten(ticket)) return true;
-  return issued_.at(ticket) != 0 && records_[ticket].finish_ps <= at.value();
+  sc_time landed;
+  return time_of(ticket, Milestone::Landed, landed) && landed <= at;
 }
 
 void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue, const sc_time& at,

@@ -47,8 +47,7 @@ class GlobalMemory : public sc_core::sc_module {
   // A core waiting on a cell here: its `look` event is notified for its first look (`begin`
   // plus a whole number of `period`s, `begin` itself at the earliest) at or after the next
   // posted signal update that lands in this memory, whichever cell it changes; then it is
-  // forgotten. One event, at the look,
-  // saves the core a resume at the update itself.
+  // forgotten. One event, at the look, saves the core a resume at the update itself.
   struct Watcher {
     sc_core::sc_event* look;
     sc_core::sc_time begin;

@@ -164,44 +164,40 @@ std::string Platform::describe_mixed_write(int rank, std::uint64_t address,
 }
 
 std::string Platform::describe_blocked_ranks() {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(3);
+  std::ostringstream ranks_out;
+  ranks_out << std::fixed << std::setprecision(3);
   // When the last core blocked: a core running ahead blocks at its own time, which the
   // simulated time need not reach once no event is left.
   std::uint64_t deadlock_ps = sc_core::sc_time_stamp().value();
   for (int r = 0; r < ranks(); ++r) {
     for (int block = 0; block < blocks(); ++block) {
       const VectorCore& c = core(r, block);
-      if (!c.stats().finished && c.blocked().blocked)
-        deadlock_ps = std::max(deadlock_ps, c.blocked().since_ps);
-    }
-  }
-  out << "deadlock at " << static_cast<double>(deadlock_ps) / 1000.0 << " ns:";
-  for (int r = 0; r < ranks(); ++r) {
-    for (int block = 0; block < blocks(); ++block) {
-      const VectorCore& c = core(r, block);
       if (c.stats().finished) continue;
       const BlockedWait& b = c.blocked();
-      out << "\n  rank " << r;
-      if (blocks() > 1) out << " block " << block;
-      out << " (device " << rank_devices_[r] << ")";
+      ranks_out << "\n  rank " << r;
+      if (blocks() > 1) ranks_out << " block " << block;
+      ranks_out << " (device " << rank_devices_[r] << ")";
       if (c.stalled()) {
-        out << " never started its kernel (stalled by a fault)";
+        ranks_out << " never started its kernel (stalled by a fault)";
         continue;
       }
       if (!b.blocked) {
-        out << " is stuck outside a wait";
+        ranks_out << " is stuck outside a wait";
         continue;
       }
+      deadlock_ps = std::max(deadlock_ps, b.since_ps);
       const auto& signals = memory_.signals;
       const auto s = std::find_if(signals.begin(), signals.end(),
                                   [&](const SignalInfo& info) { return info.name == b.signal; });
-      out << " waits on " << b.signal << "[" << b.row << "," << b.col << "] " << b.cmp << " "
-          << b.expected << ", cell holds "
-          << read_cell(r, static_cast<int>(s - signals.begin()), b.row, b.col) << ", since "
-          << static_cast<double>(b.since_ps) / 1000.0 << " ns";
+      ranks_out << " waits on " << b.signal << "[" << b.row << "," << b.col << "] " << b.cmp << " "
+                << b.expected << ", cell holds "
+                << read_cell(r, static_cast<int>(s - signals.begin()), b.row, b.col) << ", since "
+                << static_cast<double>(b.since_ps) / 1000.0 << " ns";
     }
   }
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(3) << "deadlock at "
+      << static_cast<double>(deadlock_ps) / 1000.0 << " ns:" << ranks_out.str();
   return out.str();
 }
 

@@ -14,6 +14,7 @@
 #include <tlm>
 
 #include "kernels/api.h"
+#include "models/bandwidth_resource.h"
 #include "models/clock.h"
 #include "models/dma_engine.h"
 #include "models/fault.h"
@@ -123,12 +124,14 @@ class VectorCore : public sc_core::sc_module, public Rank {
   void spend(const sc_core::sc_time& span, std::uint64_t RoundRecord::*bucket);
   // The core's time: the simulated time, or later while it runs ahead. Running ahead (when
   // the run times its transfers whole and nothing traces the core), the core passes time
-  // spent on its own (its vector unit, its own memory's transfers, the costs before a notify
-  // leaves) without waiting for it, and catches up with the simulated time before anything
-  // another core may see or change: a wait's look at its cell, a notify's atomic, a transfer
-  // to or from a peer. It saves the thread a resume for each of those steps; what it reserves
-  // early on its memory's port is checked against what peers ask there later (see
-  // BandwidthResource).
+  // spent on its own (its vector unit, the costs before a notify leaves, a wait's answer, the
+  // transfers between its UB and its own memory: of its input and output when payloads move,
+  // of its windows too without them) without waiting for it, and catches up with the
+  // simulated time before anything another core may see or change: a wait's look at its cell
+  // (unsatisfied as of the simulated time, it sleeps for that look instead), a notify's
+  // atomic, a transfer to or from a peer. It saves the thread a resume for each of those
+  // steps; what it reserves early on its memory's port is checked against what peers ask there
+  // later (see BandwidthResource).
   const sc_core::sc_time& now();
   void pass(const sc_core::sc_time& until);  // the core's time moves on to `until`
   void catch_up();                           // the simulated time reaches the core's
@@ -167,7 +170,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   // requests (BandwidthResource), so a core far ahead would make a peer's read there a conflict.
   // In time, and in transfers issued ahead (half the runs a resource keeps).
   static constexpr std::uint64_t kRunAheadPs = 2'000'000;  // 2 us
-  static constexpr int kTransfersAhead = 4;
+  static constexpr int kTransfersAhead = BandwidthResource::kRunsKept / 2;
   int transfers_ahead_ = 0;
   KeptRecords kept_;
   RunProgress* progress_ = nullptr;
