@@ -29,9 +29,6 @@ GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const PlatformConfig& c
       atomics_("atomics", 0.0) {
   from_noc.register_b_transport(this, &GlobalMemory::b_transport);
   from_noc.register_transport_dbg(this, &GlobalMemory::transport_dbg);
-  SC_METHOD(apply_due_signal_writes);
-  sensitive << due_;
-  dont_initialize();
 }
 
 std::uint64_t GlobalMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, bool backed) {
@@ -81,8 +78,33 @@ std::int32_t GlobalMemory::read_cell(std::uint64_t address) const {
 }
 
 std::int32_t GlobalMemory::poll_cell(std::uint64_t address) {
+  land(current_time(*this));
   if (sink_ != nullptr) polled_cells_.insert(address);
   return read_cell(address);
+}
+
+sc_time GlobalMemory::look_after(const Watcher& watcher, const sc_time& landing) {
+  // A core running ahead may watch for looks from a later time on.
+  if (landing <= watcher.begin) return watcher.begin;
+  // With a zero period the core looks at every change.
+  const std::uint64_t period = watcher.period.value();
+  if (period == 0) return landing;
+  const std::uint64_t look = ((landing - watcher.begin).value() + period - 1) / period;
+  return watcher.begin + ps_exact(look * period);
+}
+
+void GlobalMemory::watch(const Watcher& watcher) {
+  const sc_time now = current_time(*this);
+  land(now);
+  watchers_.push_back(watcher);
+  sc_time next;
+  if (next_posted(next)) watcher.look->notify(look_after(watcher, next) - now);
+}
+
+void GlobalMemory::unwatch(const sc_core::sc_event* look) {
+  watchers_.erase(std::remove_if(watchers_.begin(), watchers_.end(),
+                                 [&](const Watcher& w) { return w.look == look; }),
+                  watchers_.end());
 }
 
 std::optional<std::uint64_t> GlobalMemory::first_nonzero_cell(std::uint64_t begin,
@@ -142,11 +164,13 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     if (atomic_hold_ > sc_core::SC_ZERO_TIME)
       start = atomics_.reserve_span(start, atomic_hold_, 0, atomic->flow, &atomic->claim).start;
     const sc_time arrival = start + write_latency_;
+    const sc_time now = current_time(*this);
+    land(now);
     post({arrival, posted_sequence_++, address, value, atomic->kind,
           NotifyId(atomic->source_rank, atomic->source_block, atomic->source_notify)});
-    sc_time next;
-    if (next_posted(next)) due_.notify(next - current_time(*this));
-    delay = arrival - current_time(*this);  // the response means: applied
+    for (const Watcher& watcher : watchers_)
+      watcher.look->notify(look_after(watcher, arrival) - now);
+    delay = arrival - now;  // the response means: applied
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
@@ -246,10 +270,16 @@ void GlobalMemory::post(const PostedWrite& write) {
   open_run_ = PostedRun{write, 1, sc_core::SC_ZERO_TIME, 0, false};
 }
 
-std::uint64_t GlobalMemory::posted_updates() const {
+std::uint64_t GlobalMemory::posted_updates() {
+  land(current_time(*this));
   std::uint64_t updates = open_run_ ? open_run_->count : 0;
   for (const PostedRun& run : posted_) updates += run.count;
   return updates;
+}
+
+std::size_t GlobalMemory::posted_entries() {
+  land(current_time(*this));
+  return posted_.size() + (open_run_ ? 1 : 0);
 }
 
 bool GlobalMemory::open_run_lands_next() const {
@@ -262,10 +292,11 @@ bool GlobalMemory::next_posted(sc_time& arrival) const {
   return true;
 }
 
-void GlobalMemory::apply_due_signal_writes() {
-  const sc_time now = current_time(*this);
+sc_time GlobalMemory::land(const sc_time& until) {
+  sc_time last = sc_core::SC_ZERO_TIME;
   sc_time next;
-  while (next_posted(next) && next <= now) {
+  while (next_posted(next) && next <= until) {
+    last = next;
     // The run on top lands its head; the rest of it goes back where its next update belongs.
     PostedWrite write;
     if (open_run_lands_next()) {
@@ -292,24 +323,17 @@ void GlobalMemory::apply_due_signal_writes() {
       }
     }
     if (cell.op != static_cast<std::uint32_t>(write.kind) && !mixed_write_)
-      mixed_write_ = MixedWrite{write.address, now};
+      mixed_write_ = MixedWrite{write.address, write.arrival};
     // Signals wrap like the hardware's INT32 atomics do.
     cell.value = write.kind == AtomicWrite::Kind::SignalSet
                      ? write.value
                      : static_cast<std::int32_t>(static_cast<std::uint32_t>(cell.value) +
                                                  static_cast<std::uint32_t>(write.value));
-    if (keep_writers_) writers_[cell.writer] = {now.value(), write.source};
-    if (sink_ != nullptr) cell_changes_.push_back({write.address, now.value(), cell.value});
-    for (const Watcher& watcher : watchers_) {
-      const std::uint64_t period = watcher.period.value();
-      // A core running ahead may watch for looks from a later time on.
-      const std::uint64_t elapsed = now > watcher.begin ? (now - watcher.begin).value() : 0;
-      const std::uint64_t look = period == 0 ? 0 : (elapsed + period - 1) / period;
-      watcher.look->notify(watcher.begin + ps_exact(look * period) - now);
-    }
-    watchers_.clear();
+    if (keep_writers_) writers_[cell.writer] = {write.arrival.value(), write.source};
+    if (sink_ != nullptr)
+      cell_changes_.push_back({write.address, write.arrival.value(), cell.value});
   }
-  if (next_posted(next)) due_.notify(next - now);
+  return last;
 }
 
 void GlobalMemory::trace_cells(TraceSink* sink, const std::string& scope, const std::string& signal,

@@ -34,7 +34,6 @@ class GlobalMemory : public sc_core::sc_module {
   tlm_utils::simple_target_socket<GlobalMemory> from_noc;
 
   GlobalMemory(sc_core::sc_module_name name, const PlatformConfig& config);
-  SC_HAS_PROCESS(GlobalMemory);
 
   // Reserves `bytes` (reading as zero) before the simulation starts; returns the local
   // address. `backed` = false reserves addresses without storage (timing-only runs).
@@ -46,17 +45,27 @@ class GlobalMemory : public sc_core::sc_module {
 
   // A core waiting on a cell here: its `look` event is notified for its first look (`begin`
   // plus a whole number of `period`s, `begin` itself at the earliest) at or after the next
-  // posted signal update that lands in this memory, whichever cell it changes; then it is
-  // forgotten. One event, at the look, saves the core a resume at the update itself.
+  // posted signal update that lands in this memory, whichever cell it changes. The update's
+  // landing time is known when it is posted, so the look is notified then, and again by any
+  // later post landing sooner (an event keeps its earliest notification); the core, woken,
+  // calls unwatch(). One event, at the look, saves the core a resume at the update itself.
   struct Watcher {
     sc_core::sc_event* look;
     sc_core::sc_time begin;
     sc_core::sc_time period;
   };
-  void watch(const Watcher& watcher) { watchers_.push_back(watcher); }
+  void watch(const Watcher& watcher);
+  void unwatch(const sc_core::sc_event* look);
   std::int32_t read_cell(std::uint64_t address) const;
-  // A core's look at a cell while it waits: as read_cell, and a traced memory shows the cell.
+  // A core's look at a cell while it waits: as read_cell once the updates landed by now are
+  // applied, and a traced memory shows the cell.
   std::int32_t poll_cell(std::uint64_t address);
+  // Posted updates are applied when someone next looks at the cells, rather than by a process
+  // of the memory's own at each landing: a look at a cell, the next post, the end of the
+  // simulation (up to its time limit, as had it gone on). Each is applied as at its landing
+  // time, in landing order. Applies those landing by `until`; returns the last one's landing
+  // time (zero: none).
+  sc_core::sc_time land(const sc_core::sc_time& until);
   // The lowest address in [begin, end) of a cell that holds a non-zero value.
   std::optional<std::uint64_t> first_nonzero_cell(std::uint64_t begin, std::uint64_t end) const;
   // The first signal cell written with both AtomicAdd and Set, which the signal protocol
@@ -88,8 +97,8 @@ class GlobalMemory : public sc_core::sc_module {
                    std::uint64_t address, int rows, int cols);
   void flush_trace();
   // Signal updates in flight, and the entries holding them (runs of updates, see PostedRun).
-  std::uint64_t posted_updates() const;
-  std::size_t posted_entries() const { return posted_.size() + (open_run_ ? 1 : 0); }
+  std::uint64_t posted_updates();
+  std::size_t posted_entries();
   BandwidthResource& port() { return port_; }
   const BandwidthResource& port() const { return port_; }
   BandwidthResource& atomics() { return atomics_; }
@@ -97,7 +106,8 @@ class GlobalMemory : public sc_core::sc_module {
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
-  void apply_due_signal_writes();
+  // The first look of `watcher` at or after `landing`.
+  static sc_core::sc_time look_after(const Watcher& watcher, const sc_core::sc_time& landing);
   bool in_range(std::uint64_t address, std::uint64_t length) const;
   // The page holding `address`, allocated and zeroed on first use.
   std::uint8_t* page(std::uint64_t address);
@@ -172,7 +182,6 @@ class GlobalMemory : public sc_core::sc_module {
   std::vector<std::unique_ptr<std::uint8_t[]>> pages_;  // by address / page size
   BandwidthResource port_;
   BandwidthResource atomics_;  // signal atomics, applied one at a time: each holds it atomic_hold_
-  sc_core::sc_event due_;
   std::vector<Watcher> watchers_;
   static constexpr std::size_t kWriterLimit = std::size_t{1} << 30;  // Cell::writer's range
   [[noreturn]] static void throw_too_many_cells();

@@ -168,7 +168,8 @@ std::string Platform::describe_blocked_ranks() {
   ranks_out << std::fixed << std::setprecision(3);
   // When the last core blocked: a core running ahead blocks at its own time, which the
   // simulated time need not reach once no event is left.
-  std::uint64_t deadlock_ps = sc_core::sc_time_stamp().value();
+  // The simulation would have gone on until the last posted signal update landed.
+  std::uint64_t deadlock_ps = std::max(sc_core::sc_time_stamp(), last_landing_).value();
   for (int r = 0; r < ranks(); ++r) {
     for (int block = 0; block < blocks(); ++block) {
       const VectorCore& c = core(r, block);
@@ -205,6 +206,15 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   Outcome outcome;
   // Stop where activity ends, so a deadlock is reported at the time it happened.
   sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+  // Signal updates still posted land as they would have, had the simulation gone on to its
+  // limit (a run stopped early, at its stop); those beyond it are still in flight.
+  const sc_core::sc_time land_until =
+      sc_core::sc_get_status() == sc_core::SC_STOPPED ? sc_core::sc_time_stamp() : limit;
+  bool in_flight = false;
+  for (auto& device : devices_) {
+    last_landing_ = std::max(last_landing_, device->gm.land(land_until));
+    in_flight = in_flight || device->gm.posted_entries() > 0;
+  }
   sc_core::sc_time first;
   for (const int d : rank_devices_) {
     for (int b = 0; b < devices_[d]->blocks(); ++b) {
@@ -246,7 +256,7 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
     for (int b = 0; b < blocks(); ++b) outcome.completed &= core(r, b).stats().finished;
   }
   if (outcome.completed) return outcome;
-  if (sc_core::sc_pending_activity()) {
+  if (sc_core::sc_pending_activity() || in_flight) {
     std::ostringstream limit_ns;
     limit_ns << to_ns(limit);
     outcome.timeout =

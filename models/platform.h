@@ -98,6 +98,7 @@ class Platform : public sc_core::sc_module {
   Interconnect noc_;
   std::vector<std::unique_ptr<Device>> devices_;
   TraceSink* trace_;
+  sc_core::sc_time last_landing_;  // of the signal updates landed after the simulation
 };
 
 }  // namespace ars

@@ -617,6 +617,9 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
     mark_blocked(blocked_, info, row, col, expected, cmp, now().value());
     gm_.watch({&look_, begin, poll_period_});
     sc_core::wait(look_);
+    // Posts landing later may have notified the look again meanwhile: not this wait's.
+    gm_.unwatch(&look_);
+    look_.cancel();
     const std::uint64_t period = poll_period_.value();
     look = period == 0 ? 0 : (now() - begin).value() / period;
   }

@@ -137,6 +137,30 @@ TEST(Faults, WrongValueOnTheSelfClearingBuiltinLeavesAResidue) {
   EXPECT_NE(run.out.find("\nFAILED\n"), std::string::npos) << run.out;
 }
 
+// Rank 0 notifies the stalled rank 1 and blocks at once (951.111 ns); its update lands in
+// rank 1's memory, which nobody watches, a link (1500 ns) and a GM write (300 cycles at
+// 1.8 GHz, 166.667 ns) later. The run stands still only then: the deadlock is at 2617.778 ns.
+TEST(Faults, ADeadlockIsReportedOnceTheLastSignalUpdateHasLanded) {
+  const FaultRun run = run_with({"-d", "0,1", "--fault", "stall:1"});
+  expect_deadlock(run, "deadlock at 2617.778 ns:");
+  EXPECT_NE(run.process.out.find("\n  rank 0 (device 0) waits on signal[1,0] Ge 1, cell holds 0, "
+                                 "since 951.111 ns\n"),
+            std::string::npos)
+      << run.process.out;
+}
+
+// The same update still in flight at the time limit: the run has not finished, it is not a
+// deadlock.
+TEST(Faults, ASignalUpdateInFlightAtTheTimeLimitIsNoDeadlock) {
+  const FaultRun run = run_with({"-d", "0,1", "--fault", "stall:1", "--max-sim-time", "2000"});
+  EXPECT_EQ(run.process.exit_code, 1) << run.process.out << run.process.err;
+  EXPECT_NE(run.process.out.find("simulated-time limit of 2000 ns reached before every rank "
+                                 "finished\nFAILED\n"),
+            std::string::npos)
+      << run.process.out;
+  EXPECT_EQ(run.process.out.find("deadlock"), std::string::npos) << run.process.out;
+}
+
 TEST(Faults, MaxSimTimeEndsARunThatHasNotFinished) {
   const ProcessResult run = test::run_binary({"-k", "barrier", "--max-sim-time", "1000"});
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;

@@ -308,7 +308,7 @@ TEST(WholeTransfers, TheSymmetricRingIsTimedWholeWithTheSameBytes) {
 // and that they started there at the same instant (a tie).
 TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   const std::vector<std::string> args = {"-p",   "a2a3",   "-d",   "0,1,2,3",      "-k",
-                                         "mesh", "--size", "4096", "--dma.queues", "4"};
+                                         "mesh", "--size", "8192", "--dma.queues", "4"};
   const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
   EXPECT_EQ(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
