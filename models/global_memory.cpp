@@ -94,11 +94,9 @@ sc_time GlobalMemory::look_after(const Watcher& watcher, const sc_time& landing)
 }
 
 void GlobalMemory::watch(const Watcher& watcher) {
-  const sc_time now = current_time(*this);
-  land(now);
   watchers_.push_back(watcher);
   sc_time next;
-  if (next_posted(next)) watcher.look->notify(look_after(watcher, next) - now);
+  if (next_posted(next)) watcher.look->notify(look_after(watcher, next) - current_time(*this));
 }
 
 void GlobalMemory::unwatch(const sc_core::sc_event* look) {

@@ -49,6 +49,7 @@ class GlobalMemory : public sc_core::sc_module {
   // landing time is known when it is posted, so the look is notified then, and again by any
   // later post landing sooner (an event keeps its earliest notification); the core, woken,
   // calls unwatch(). One event, at the look, saves the core a resume at the update itself.
+  // A core watches right after a look (poll_cell), which has landed every update due by now.
   struct Watcher {
     sc_core::sc_event* look;
     sc_core::sc_time begin;

@@ -166,9 +166,9 @@ std::string Platform::describe_mixed_write(int rank, std::uint64_t address,
 std::string Platform::describe_blocked_ranks() {
   std::ostringstream ranks_out;
   ranks_out << std::fixed << std::setprecision(3);
-  // When the last core blocked: a core running ahead blocks at its own time, which the
-  // simulated time need not reach once no event is left.
-  // The simulation would have gone on until the last posted signal update landed.
+  // When the last core blocked (a core running ahead blocks at its own time, which the
+  // simulated time need not reach once no event is left), or the last posted signal update
+  // landed (the simulation would have gone on until then), whichever is later.
   std::uint64_t deadlock_ps = std::max(sc_core::sc_time_stamp(), last_landing_).value();
   for (int r = 0; r < ranks(); ++r) {
     for (int block = 0; block < blocks(); ++block) {
