@@ -187,12 +187,9 @@ std::string Platform::describe_blocked_ranks() {
         continue;
       }
       deadlock_ps = std::max(deadlock_ps, b.since_ps);
-      const auto& signals = memory_.signals;
-      const auto s = std::find_if(signals.begin(), signals.end(),
-                                  [&](const SignalInfo& info) { return info.name == b.signal; });
-      ranks_out << " waits on " << b.signal << "[" << b.row << "," << b.col << "] " << b.cmp << " "
-                << b.expected << ", cell holds "
-                << read_cell(r, static_cast<int>(s - signals.begin()), b.row, b.col) << ", since "
+      ranks_out << " waits on " << memory_.signals.at(static_cast<std::size_t>(b.signal)).name
+                << "[" << b.row << "," << b.col << "] " << to_string(b.cmp) << " " << b.expected
+                << ", cell holds " << read_cell(r, b.signal, b.row, b.col) << ", since "
                 << static_cast<double>(b.since_ps) / 1000.0 << " ns";
     }
   }

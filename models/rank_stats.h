@@ -462,15 +462,4 @@ struct RankStats {
   }
 };
 
-// Where a rank is stuck when the simulation can go no further.
-struct BlockedWait {
-  bool blocked = false;
-  std::string signal;
-  int row = 0;
-  int col = 0;
-  std::int32_t expected = 0;
-  std::string cmp;
-  std::uint64_t since_ps = 0;
-};
-
 }  // namespace ars

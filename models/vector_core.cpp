@@ -56,18 +56,6 @@ namespace {
          to_string(cmp) + " expected=" + std::to_string(expected) + (skipped ? " skipped" : "");
 }
 
-// Out of line for the same reason: a wait that blocks says on what, for the deadlock report.
-[[gnu::noinline]] void mark_blocked(BlockedWait& blocked, const SignalInfo& info, int row, int col,
-                                    std::int32_t expected, WaitCmp cmp, std::uint64_t now_ps) {
-  blocked.blocked = true;
-  blocked.signal = info.name;
-  blocked.row = row;
-  blocked.col = col;
-  blocked.expected = expected;
-  blocked.cmp = to_string(cmp);
-  blocked.since_ps = now_ps;
-}
-
 }  // namespace
 
 const char* to_string(SyncInstruction instruction) {
@@ -614,7 +602,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   if (begin > current_time(*this) && satisfied()) catch_up();
   std::uint64_t look = 0;
   while (!satisfied()) {
-    mark_blocked(blocked_, info, row, col, expected, cmp, now().value());
+    blocked_ = {true, cmp, signal.id, row, col, expected, now().value()};
     gm_.watch({&look_, begin, poll_period_});
     sc_core::wait(look_);
     // Posts landing later may have notified the look again meanwhile: not this wait's.

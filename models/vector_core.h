@@ -33,6 +33,18 @@ struct AtomicWrite;
 
 using KernelBody = std::function<void(Rank&)>;
 
+// Where a rank is stuck when the simulation can go no further. Marked at every wait that
+// blocks, so it holds what names the cell, not words: the deadlock report makes those.
+struct BlockedWait {
+  bool blocked = false;
+  WaitCmp cmp = WaitCmp::Eq;
+  int signal = 0;  // the signal's index in the memory map
+  int row = 0;
+  int col = 0;
+  std::int32_t expected = 0;
+  std::uint64_t since_ps = 0;
+};
+
 class VectorCore : public sc_core::sc_module, public Rank {
  public:
   tlm_utils::simple_initiator_socket<VectorCore> to_noc;  // scalar accesses: signal cells
