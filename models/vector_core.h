@@ -180,8 +180,10 @@ class VectorCore : public sc_core::sc_module, public Rank {
   sc_core::sc_event look_;  // a blocked wait's next look (GlobalMemory::Watcher)
   // How far a core runs ahead at most: its own memory's port keeps only its last few runs of
   // requests (BandwidthResource), so a core far ahead would make a peer's read there a conflict.
-  // In time, and in transfers issued ahead (half the runs a resource keeps).
-  static constexpr std::uint64_t kRunAheadPs = 2'000'000;  // 2 us
+  // In transfers issued ahead (half the runs a resource keeps), and in time: 8 us passes a ring
+  // round's pull, which lands some microseconds after it leaves (at 2 us a core caught up at
+  // most pulls' landing, one resume more a rank-round, with the same answers).
+  static constexpr std::uint64_t kRunAheadPs = 8'000'000;  // 8 us
   static constexpr int kTransfersAhead = BandwidthResource::kRunsKept / 2;
   int transfers_ahead_ = 0;
   KeptRecords kept_;
