@@ -78,20 +78,27 @@ void DmaEngine::end_of_elaboration() {
   if (to_ub->get_direct_mem_ptr(probe, dmi)) ub_ = dmi.get_dmi_ptr();
 }
 
+TransferRecord DmaEngine::landed_record(std::uint64_t ticket) const {
+  TransferRecord record = records_[ticket];
+  record.left_ps = times_[ticket].left_ps;
+  record.finish_ps = times_[ticket].finish_ps;
+  return record;
+}
+
 void DmaEngine::forget_landed() {
-  if (records_.size() - records_.first() < kRecordsHeld) return;
+  if (times_.size() - times_.first() < kRecordsHeld) return;
   const std::uint64_t now = current_time(*this).value();
   std::uint64_t landed = 0;
-  for (std::uint64_t t = records_.first();
-       t < records_.size() && issued_[t] != 0 && records_[t].finish_ps <= now; ++t) {
+  for (std::uint64_t t = times_.first();
+       t < times_.size() && times_[t].issued && times_[t].finish_ps <= now; ++t) {
     ++landed;
   }
   if (keep_records_) {
-    for (std::uint64_t t = records_.first(); t < records_.first() + landed; ++t)
-      landed_.push_back(records_[t]);
+    for (std::uint64_t t = times_.first(); t < times_.first() + landed; ++t)
+      landed_.push_back(landed_record(t));
+    records_.drop_front(landed);
   }
-  records_.drop_front(landed);
-  issued_.drop_front(landed);
+  times_.drop_front(landed);
 }
 
 int DmaEngine::queue_free_at(const Request& request, const sc_time& at) const {
@@ -108,22 +115,23 @@ bool DmaEngine::starts_at(const Request& request, const sc_time& at) const {
 
 std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
   forget_landed();
-  const std::uint64_t ticket = issued_.size();
-  issued_.push_back(0);
+  const std::uint64_t ticket = times_.size();
+  times_.push_back({});
   if (request.bytes > UINT32_MAX) throw_oversized(request.bytes);
-  TransferRecord record;
-  record.bytes = static_cast<std::uint32_t>(request.bytes);
-  record.submit_ps = at.value();
-  record.misaligned = (request.gm_address & kLocalMask) % full_rate_alignment_ != 0;
-  records_.push_back(record);
+  if (keep_records_) {
+    TransferRecord record;
+    record.bytes = static_cast<std::uint32_t>(request.bytes);
+    record.submit_ps = at.value();
+    record.misaligned = (request.gm_address & kLocalMask) % full_rate_alignment_ != 0;
+    records_.push_back(record);
+  }
   // Timed whole, a transfer that an idle queue would start at `at` is reserved here and now,
   // by the calling thread: the queue's thread would do the same, a few events later.
   if (const int q = queue_free_at(request, at); q >= 0) {
-    records_[ticket].queue = static_cast<std::int16_t>(q);
-    records_[ticket].start_ps = at.value();
+    note_start(ticket, q, at);
     execute(request, ticket, q, at, false);
-    busy_until_[static_cast<std::size_t>(q)] = ps_exact(records_[ticket].left_ps);
-    issued_[ticket] = 1;
+    busy_until_[static_cast<std::size_t>(q)] = ps_exact(times_[ticket].left_ps);
+    times_[ticket].issued = true;
     return ticket;
   }
   pending_.push_back({ticket, request});
@@ -132,7 +140,10 @@ std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
 }
 
 TransferLog DmaEngine::release_records() {
-  for (std::uint64_t t = records_.first(); t < records_.size(); ++t) landed_.push_back(records_[t]);
+  if (keep_records_) {
+    for (std::uint64_t t = times_.first(); t < times_.size(); ++t)
+      landed_.push_back(landed_record(t));
+  }
   return std::move(landed_);
 }
 
@@ -163,13 +174,12 @@ void DmaEngine::queue_thread(int queue) {
     const Pending job = pending_.front();
     pending_.pop_front();
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), 1);
-    // Records are looked up by ticket after every wait: submits may grow the vector meanwhile.
-    records_[job.ticket].queue = static_cast<std::int16_t>(queue);
-    records_[job.ticket].start_ps = current_time(*this).value();
+    // Looked up by ticket after every wait: submits may grow the logs meanwhile.
+    note_start(job.ticket, queue, current_time(*this));
     running_[queue] = 1;
     execute(job.request, job.ticket, queue, current_time(*this), true);
     running_[queue] = 0;
-    issued_[job.ticket] = 1;
+    times_[job.ticket].issued = true;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), -1);
     scheduled_.notify(sc_core::SC_ZERO_TIME);
   }
@@ -177,15 +187,15 @@ void DmaEngine::queue_thread(int queue) {
 
 void DmaEngine::wait_done(std::uint64_t ticket) {
   if (forgotten(ticket)) return;
-  while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
-  const sc_time finish = ps_exact(records_[ticket].finish_ps);
+  while (!times_.at(ticket).issued) sc_core::wait(scheduled_);
+  const sc_time finish = ps_exact(times_[ticket].finish_ps);
   if (finish > current_time(*this)) sc_core::wait(finish - current_time(*this));
 }
 
 void DmaEngine::wait_left(std::uint64_t ticket) {
   if (forgotten(ticket)) return;
-  while (issued_.at(ticket) == 0) sc_core::wait(scheduled_);
-  const sc_time left = ps_exact(records_[ticket].left_ps);
+  while (!times_.at(ticket).issued) sc_core::wait(scheduled_);
+  const sc_time left = ps_exact(times_[ticket].left_ps);
   if (left > current_time(*this)) sc_core::wait(left - current_time(*this));
 }
 
@@ -194,9 +204,9 @@ bool DmaEngine::time_of(std::uint64_t ticket, Milestone milestone, sc_time& at) 
     at = sc_core::SC_ZERO_TIME;
     return true;
   }
-  if (issued_.at(ticket) == 0) return false;
-  const TransferRecord& record = records_[ticket];
-  at = ps_exact(milestone == Milestone::Landed ? record.finish_ps : record.left_ps);
+  const Times& times = times_.at(ticket);
+  if (!times.issued) return false;
+  at = ps_exact(milestone == Milestone::Landed ? times.finish_ps : times.left_ps);
   return true;
 }
 
@@ -251,12 +261,12 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
   auto passed_burst = [&](const sc_time& asked_at, const sc_time& issued_by) {
     if (!trans.is_response_ok()) {
       report_burst_failure(name(), trans.get_address());
-      records_[ticket].finish_ps = finish.value();
+      times_[ticket].finish_ps = finish.value();
       return false;
     }
     if (timing->claim.conflict) {
       note_conflict(timing->flow, timing->claim);
-      records_[ticket].finish_ps = finish.value();
+      times_[ticket].finish_ps = finish.value();
       return false;
     }
     const sc_time passed = asked_at + timing->tail;
@@ -311,12 +321,20 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
   if (queue_thread && issued_all > current_time(*this))
     sc_core::wait(issued_all - current_time(*this));
   if (asked && !passed_asked()) return;
-  TransferRecord& record = records_[ticket];
-  record.finish_ps = finish.value();
-  record.held_ps = held.value();
-  record.latency_ps = latency.value();
-  record.limit = limit;
-  record.left_ps = issued_all.value();
+  times_[ticket].finish_ps = finish.value();
+  times_[ticket].left_ps = issued_all.value();
+  if (keep_records_) {
+    TransferRecord& record = records_[ticket];
+    record.held_ps = held.value();
+    record.latency_ps = latency.value();
+    record.limit = limit;
+  }
+}
+
+void DmaEngine::note_start(std::uint64_t ticket, int queue, const sc_time& at) {
+  if (!keep_records_) return;
+  records_[ticket].queue = static_cast<std::int16_t>(queue);
+  records_[ticket].start_ps = at.value();
 }
 
 void DmaEngine::note_conflict(std::uint64_t flow, const Claim& claim) {

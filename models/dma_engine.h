@@ -77,9 +77,11 @@ class DmaEngine : public sc_core::sc_module {
   // A transfer submitted at `at` would be timed whole by the submitting thread and start
   // then: no set-up, nothing pending, a queue free by then.
   bool starts_at(const Request& request, const sc_core::sc_time& at) const;
-  // A transfer's record, by ticket: the engine fills in when and how it ran, the submitter
-  // (right after submit()) what it was for.
-  TransferRecord& record(std::uint64_t ticket) { return records_[ticket]; }
+  // A transfer's record, by ticket, when records are kept (nullptr otherwise): the engine
+  // fills in when and how it ran, the submitter (right after submit()) what it was for.
+  TransferRecord* record(std::uint64_t ticket) {
+    return keep_records_ ? &records_[ticket] : nullptr;
+  }
   // Keeps every transfer's record for the run's reports (a landed transfer's packed into
   // the log, see TransferLog); off, a record is dropped once its transfer has landed, so
   // memory stays flat however many transfers a run makes.
@@ -137,15 +139,19 @@ class DmaEngine : public sc_core::sc_module {
   // timed whole, starting at the core's time) only records the time.
   void execute(const Request& request, std::uint64_t ticket, int queue, const sc_core::sc_time& at,
                bool queue_thread);
+  // Records that the transfer starts on `queue` at `at` (records kept).
+  void note_start(std::uint64_t ticket, int queue, const sc_core::sc_time& at);
   // The queue an idle engine would start a transfer on at `at` (-1: none).
   int queue_free_at(const Request& request, const sc_core::sc_time& at) const;
   // The transfer is timed as one step (the run times transfers whole, and not this one burst
   // by burst).
   bool timed_whole(const Request& request) const;
-  // Drops the records at the front whose transfers have landed (into landed_ when kept).
+  // Drops the transfers at the front that have landed (their records into landed_ when kept).
   void forget_landed();
-  // The ticket's transfer has landed and its record was dropped.
-  bool forgotten(std::uint64_t ticket) const { return ticket < records_.first(); }
+  // The ticket's transfer has landed and was dropped.
+  bool forgotten(std::uint64_t ticket) const { return ticket < times_.first(); }
+  // The record of a transfer that is being dropped, with its times.
+  TransferRecord landed_record(std::uint64_t ticket) const;
 
   // What every transfer reads and writes comes first, packed into as few cache lines as may
   // be: an engine's state is cold each time its rank resumes. Events, messages and the
@@ -164,8 +170,16 @@ class DmaEngine : public sc_core::sc_module {
   bool whole_ = false;
   bool conflicted_ = false;
   bool keep_records_ = true;
-  TicketLog<TransferRecord> records_;  // finish_ps valid once issued
-  TicketLog<char> issued_;
+  // Every transfer's times, by ticket, until it has landed (valid once issued). Apart from
+  // the records, which only reports read: a transfer writes 24 bytes of the engine's cold
+  // state, not a record's 80.
+  struct Times {
+    std::uint64_t left_ps = 0;
+    std::uint64_t finish_ps = 0;
+    bool issued = false;
+  };
+  TicketLog<Times> times_;
+  TicketLog<TransferRecord> records_;  // with records kept, by ticket as times_
   // Per queue: free from this time on (a transfer reserved by submit()), and whether its
   // thread is executing a transfer now.
   std::vector<sc_core::sc_time> busy_until_;

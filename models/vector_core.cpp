@@ -409,12 +409,13 @@ Transfer VectorCore::start_transfer(const char* op, DmaEngine::Direction directi
     if (now() > current_time(*this)) ++transfers_ahead_;
   }
   const std::uint64_t ticket = dma_.submit(request, now());
-  TransferRecord& record = dma_.record(ticket);
-  record.op = direction == DmaEngine::Direction::ToUb
-                  ? (remote ? TransferRecord::Op::RemoteLoad : TransferRecord::Op::Load)
-                  : (remote ? TransferRecord::Op::RemoteStore : TransferRecord::Op::Store);
-  record.peer = peer;
-  record.round = round_index();
+  if (TransferRecord* record = dma_.record(ticket)) {
+    record->op = direction == DmaEngine::Direction::ToUb
+                     ? (remote ? TransferRecord::Op::RemoteLoad : TransferRecord::Op::Load)
+                     : (remote ? TransferRecord::Op::RemoteStore : TransferRecord::Op::Store);
+    record->peer = peer;
+    record->round = round_index();
+  }
   return {ticket};
 }
 
