@@ -83,8 +83,9 @@ class DmaEngine : public sc_core::sc_module {
     return keep_records_ ? &records_[ticket] : nullptr;
   }
   // Keeps every transfer's record for the run's reports (a landed transfer's packed into
-  // the log, see TransferLog); off, a record is dropped once its transfer has landed, so
-  // memory stays flat however many transfers a run makes.
+  // the log, see TransferLog); off, no record is made, and a transfer's times are dropped once
+  // it has landed, so memory stays flat however many transfers a run makes. Set before the
+  // simulation starts.
   void keep_records(bool on) { keep_records_ = on; }
   // Hands every transfer's record over once the simulation has ended (records kept).
   TransferLog release_records();
@@ -172,7 +173,7 @@ class DmaEngine : public sc_core::sc_module {
   bool keep_records_ = true;
   // Every transfer's times, by ticket, until it has landed (valid once issued). Apart from
   // the records, which only reports read: a transfer writes 24 bytes of the engine's cold
-  // state, not a record's 80.
+  // state, not a record's 72.
   struct Times {
     std::uint64_t left_ps = 0;
     std::uint64_t finish_ps = 0;
