@@ -49,8 +49,7 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
       burst_bytes_(config.dma_burst_bytes),
       full_rate_alignment_(config.dma_full_rate_alignment),
       misaligned_factor_(config.dma_misaligned_rate_factor),
-      busy_until_(config.dma_queues),
-      running_(config.dma_queues, 0),
+      queues_(config.dma_queues),
       busy_vars_(config.dma_queues, -1) {
   for (int q = 0; q < config.dma_queues; ++q) {
     if (q > 0) more_payloads_.push_back(std::make_unique<QueuePayload>());
@@ -103,8 +102,8 @@ void DmaEngine::forget_landed() {
 
 int DmaEngine::queue_free_at(const Request& request, const sc_time& at) const {
   if (setup_ != sc_core::SC_ZERO_TIME || !pending_.empty() || !timed_whole(request)) return -1;
-  for (std::size_t q = 0; q < busy_until_.size(); ++q) {
-    if (!running_[q] && busy_until_[q] <= at) return static_cast<int>(q);
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    if (!queues_[q].running && queues_[q].busy_until <= at) return static_cast<int>(q);
   }
   return -1;
 }
@@ -130,7 +129,7 @@ std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
   if (const int q = queue_free_at(request, at); q >= 0) {
     note_start(ticket, q, at);
     execute(request, ticket, q, at, false);
-    busy_until_[static_cast<std::size_t>(q)] = ps_exact(times_[ticket].left_ps);
+    queues_[static_cast<std::size_t>(q)].busy_until = ps_exact(times_[ticket].left_ps);
     times_[ticket].issued = true;
     return ticket;
   }
@@ -164,9 +163,9 @@ double DmaEngine::rate_bytes_per_ps(const Request& request) const {
 void DmaEngine::queue_thread(int queue) {
   for (;;) {
     // A queue holding a transfer reserved by submit() takes the next one when that has left.
-    while (pending_.empty() || busy_until_[queue] > current_time(*this)) {
-      if (busy_until_[queue] > current_time(*this)) {
-        sc_core::wait(busy_until_[queue] - current_time(*this), work_);
+    while (pending_.empty() || queues_[queue].busy_until > current_time(*this)) {
+      if (queues_[queue].busy_until > current_time(*this)) {
+        sc_core::wait(queues_[queue].busy_until - current_time(*this), work_);
       } else {
         sc_core::wait(work_);
       }
@@ -176,9 +175,9 @@ void DmaEngine::queue_thread(int queue) {
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), 1);
     // Looked up by ticket after every wait: submits may grow the logs meanwhile.
     note_start(job.ticket, queue, current_time(*this));
-    running_[queue] = 1;
+    queues_[queue].running = true;
     execute(job.request, job.ticket, queue, current_time(*this), true);
-    running_[queue] = 0;
+    queues_[queue].running = false;
     times_[job.ticket].issued = true;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), -1);
     scheduled_.notify(sc_core::SC_ZERO_TIME);
@@ -234,18 +233,19 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
   *timing = BurstTiming();
   timing->flow = transfer_flow(device_, block_, ticket);
   // An element-wise add's extension is the transfer's own, freed whichever way it ends.
-  struct OwnAtomic {
-    tlm::tlm_generic_payload& trans;
-    ~OwnAtomic() {
-      if (trans.get_extension<AtomicWrite>() != nullptr) trans.release_extension<AtomicWrite>();
-    }
-  } own_atomic{trans};
   if (request.atomic_add) {
     auto* atomic = new AtomicWrite;
     atomic->kind = AtomicWrite::Kind::DataAdd;
     atomic->dtype = request.dtype;
     trans.set_extension(atomic);
   }
+  struct OwnAtomic {
+    tlm::tlm_generic_payload& trans;
+    bool set;
+    ~OwnAtomic() {
+      if (set) trans.release_extension<AtomicWrite>();
+    }
+  } own_atomic{trans, request.atomic_add};
   trans.set_command(request.direction == Direction::ToUb ? tlm::TLM_READ_COMMAND
                                                          : tlm::TLM_WRITE_COMMAND);
   timing->claim.checked = whole_;
@@ -290,11 +290,13 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
     return passed_burst(asked_at, asked_issued_by);
   };
 
+  // Bursts leave at the queue's rate, timed from the start so rounding never accumulates; a
+  // burst leaves when the one before it has been issued.
+  sc_time issued_by = start;
   for (std::uint64_t offset = 0; offset < request.bytes; offset += burst_bytes_) {
     const std::uint64_t length = std::min(burst_bytes_, request.bytes - offset);
-    // Bursts leave at the queue's rate, timed from the start so rounding never accumulates.
-    const sc_time issue = start + ps(std::floor(offset / rate));
-    const sc_time issued_by = start + ps(std::floor((offset + length) / rate));
+    const sc_time issue = issued_by;
+    issued_by = start + ps(std::floor((offset + length) / rate));
     if (!whole && issue > current_time(*this)) sc_core::wait(issue - current_time(*this));
     if (asked && !passed_asked()) return;
     trans.set_address(request.gm_address + offset);
@@ -317,7 +319,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
   }
   // The queue is free once its last burst has left at the queue's rate; a transfer reserved
   // by submit() only records the time instead of waiting for it.
-  const sc_time issued_all = start + ps(std::floor(request.bytes / rate));
+  const sc_time& issued_all = issued_by;
   if (queue_thread && issued_all > current_time(*this))
     sc_core::wait(issued_all - current_time(*this));
   if (asked && !passed_asked()) return;

@@ -182,9 +182,12 @@ class DmaEngine : public sc_core::sc_module {
   TicketLog<Times> times_;
   TicketLog<TransferRecord> records_;  // with records kept, by ticket as times_
   // Per queue: free from this time on (a transfer reserved by submit()), and whether its
-  // thread is executing a transfer now.
-  std::vector<sc_core::sc_time> busy_until_;
-  std::vector<char> running_;
+  // thread is executing a transfer now; side by side, as every submit reads both.
+  struct QueueState {
+    sc_core::sc_time busy_until;
+    bool running = false;
+  };
+  std::vector<QueueState> queues_;
   // Per queue, made once and reused by its transfers (a payload allocates its extension table
   // when made): the payload and the BurstTiming it carries for good. The first queue's is
   // kept in the engine itself, not behind pointers: an engine is cold each time its rank
