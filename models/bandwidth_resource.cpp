@@ -61,8 +61,12 @@ std::string conflict_message(std::uint64_t flow, const Claim& claim) {
 BandwidthResource::BandwidthResource(std::string name, double bytes_per_ps)
     : bytes_per_ps_(bytes_per_ps), name_(std::move(name)) {}
 
-sc_time BandwidthResource::duration(std::uint64_t bytes) const {
-  return ps(static_cast<double>(bytes) / bytes_per_ps_);
+const sc_time& BandwidthResource::duration(std::uint64_t bytes) {
+  if (bytes != duration_bytes_) {
+    duration_bytes_ = bytes;
+    duration_ = ps(static_cast<double>(bytes) / bytes_per_ps_);
+  }
+  return duration_;
 }
 
 void BandwidthResource::describe(int id, std::string place, const char* key) {

@@ -84,7 +84,6 @@ class BandwidthResource {
   // Occupies it for a given span (several resources reserved together for one burst).
   Interval reserve_span(const sc_core::sc_time& earliest, const sc_core::sc_time& span,
                         std::uint64_t bytes, std::uint64_t flow = 0, Claim* claim = nullptr);
-  sc_core::sc_time duration(std::uint64_t bytes) const;
   const sc_core::sc_time& free_at() const { return free_at_; }
   double bytes_per_ps() const { return bytes_per_ps_; }
   const std::string& name() const { return name_; }
@@ -113,6 +112,9 @@ class BandwidthResource {
   Interval reserve_claimed(const sc_core::sc_time& earliest, const sc_core::sc_time& span,
                            std::uint64_t flow, Claim& claim);
   void flag_conflict(Claim& claim, int run);
+  // How long `bytes` hold the resource: the last answer is kept, as a transfer's bursts ask
+  // with the same size one after another.
+  const sc_core::sc_time& duration(std::uint64_t bytes);
 
   // What every reservation reads and writes comes first, within one or two cache lines: the
   // resources a rank's transfers cross are cold each time it resumes.
@@ -120,6 +122,8 @@ class BandwidthResource {
   sc_core::sc_time free_at_;
   std::uint64_t bytes_moved_ = 0;
   std::uint64_t last_flow_ = 0;
+  std::uint64_t duration_bytes_ = 0;  // duration()'s last question, and its answer
+  sc_core::sc_time duration_;
   // A run that times transfers whole: the last runs of asks here, one flow's consecutive asks
   // each, in the order of their asks (the last is the latest asked). A request for a time
   // before the oldest kept is a conflict: what it might have changed is no longer known.
