@@ -147,8 +147,12 @@ TransferLog DmaEngine::release_records() {
 }
 
 bool DmaEngine::timed_whole(const Request& request) const {
-  return whole_ && !(burst_by_burst_ && burst_by_burst_(device_, address_device(request.gm_address),
-                                                        request.direction == Direction::ToUb));
+  if (!whole_ || !burst_by_burst_) return whole_;
+  const int target = address_device(request.gm_address);
+  const bool read = request.direction == Direction::ToUb;
+  if (target != whole_memo_.target || read != whole_memo_.read)
+    whole_memo_ = {target, read, !burst_by_burst_(device_, target, read)};
+  return whole_memo_.whole;
 }
 
 double DmaEngine::rate_bytes_per_ps(const Request& request) const {

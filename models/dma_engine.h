@@ -219,6 +219,14 @@ class DmaEngine : public sc_core::sc_module {
   std::vector<std::string> conflict_places_;
   bool notifies_met_ = false;
   BurstByBurst burst_by_burst_;
+  // timed_whole()'s last answer with a burst_by_burst_ test (fixed for the run): a rank's
+  // transfers go to few peers, and the test looks up a path.
+  struct WholeMemo {
+    int target = -1;
+    bool read = false;
+    bool whole = false;
+  };
+  mutable WholeMemo whole_memo_;
   std::function<void()> stop_;
   TransferLog landed_;  // with kept records: those dropped from records_
   std::vector<int> busy_vars_;
