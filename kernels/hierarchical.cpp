@@ -11,7 +11,6 @@
 #include "kernels/hierarchical.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "kernels/registry.h"
@@ -22,22 +21,37 @@
 namespace ars {
 
 std::vector<std::vector<int>> server_groups(const Problem& problem) {
-  std::map<int, std::vector<int>> by_server;
-  for (int r = 0; r < problem.ranks; ++r) {
+  // Every rank's kernel asks, so the grouping is a counting sort over the servers' numbers,
+  // O(P) a call with no node per rank: a map of the ranks cost 8192 NPUs about 2 s.
+  auto server_of = [&](int r) {
     const bool known = static_cast<std::size_t>(r) < problem.rank_server.size();
-    by_server[known ? problem.rank_server[static_cast<std::size_t>(r)] : 0].push_back(r);
-  }
+    return known ? problem.rank_server[static_cast<std::size_t>(r)] : 0;
+  };
+  int top = 0;
+  for (int r = 0; r < problem.ranks; ++r) top = std::max(top, server_of(r));
+  std::vector<int> count(static_cast<std::size_t>(top) + 1, 0);
+  for (int r = 0; r < problem.ranks; ++r) ++count[static_cast<std::size_t>(server_of(r))];
+  // Servers in the order of their numbers, each one's ranks in rank order.
   std::vector<std::vector<int>> servers;
-  for (auto& [server, ranks] : by_server) {
-    if (!servers.empty() && ranks.size() != servers.front().size()) {
+  std::vector<std::size_t> group_of(count.size());
+  int first = -1;
+  for (int server = 0; server <= top; ++server) {
+    const int ranks = count[static_cast<std::size_t>(server)];
+    if (ranks == 0) continue;
+    if (first < 0) {
+      first = server;
+    } else if (ranks != count[static_cast<std::size_t>(first)]) {
       throw InputError("hierarchical: servers hold unequal rank counts (server " +
-                       std::to_string(by_server.begin()->first) + " has " +
-                       std::to_string(servers.front().size()) + ", server " +
-                       std::to_string(server) + " has " + std::to_string(ranks.size()) +
+                       std::to_string(first) + " has " +
+                       std::to_string(count[static_cast<std::size_t>(first)]) + ", server " +
+                       std::to_string(server) + " has " + std::to_string(ranks) +
                        "); list the same number of devices from every server in -d");
     }
-    servers.push_back(std::move(ranks));
+    group_of[static_cast<std::size_t>(server)] = servers.size();
+    servers.emplace_back().reserve(static_cast<std::size_t>(ranks));
   }
+  for (int r = 0; r < problem.ranks; ++r)
+    servers[group_of[static_cast<std::size_t>(server_of(r))]].push_back(r);
   return servers;
 }
 

@@ -199,6 +199,12 @@ std::string Platform::describe_blocked_ranks() {
   return out.str();
 }
 
+Platform::~Platform() {
+  // Last made, first gone: SystemC's registries find a port or module being removed by
+  // searching from their newest entry, so this order keeps the teardown linear in P.
+  while (!devices_.empty()) devices_.pop_back();
+}
+
 Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
   Outcome outcome;
   // Stop where activity ends, so a deadlock is reported at the time it happened.

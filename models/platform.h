@@ -49,6 +49,7 @@ class Platform : public sc_core::sc_module {
            KernelBody body, Options options);
   Platform(sc_core::sc_module_name name, PlatformConfig&& config, std::vector<int> rank_devices,
            const Problem& problem, const Layout& layout, KernelBody body, Options options) = delete;
+  ~Platform() override;
 
   struct Outcome {
     bool completed = false;  // every rank finished its kernel

@@ -165,6 +165,9 @@ void VectorCore::run() {
     progress_->finished_ranks.fetch_add(1, std::memory_order_relaxed);
   }
   if (sink_ != nullptr) sink_->record_text(phase_var_, stats_.finish_ps, "done");
+  // The thread stays, asleep for good, rather than end: SystemC unlinks an ended thread from
+  // its list of every thread by walking it, which for all ranks costs O(P^2) at the end.
+  sc_core::wait(look_);
 }
 
 RankStats VectorCore::release_stats() {
