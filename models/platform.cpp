@@ -200,8 +200,9 @@ std::string Platform::describe_blocked_ranks() {
 }
 
 Platform::~Platform() {
-  // Last made, first gone: SystemC's registries find a port or module being removed by
-  // searching from their newest entry, so this order keeps the teardown linear in P.
+  // Last made, first gone: SystemC's port and export registries look for the one being
+  // removed from their newest entry, so each is found at once. (Its module registry looks
+  // from the oldest; in this order that one searches far, which costs less than the ports did.)
   while (!devices_.empty()) devices_.pop_back();
 }
 
