@@ -20,39 +20,73 @@
 
 namespace ars {
 
-std::vector<std::vector<int>> server_groups(const Problem& problem) {
-  // Every rank's kernel asks, so the grouping is a counting sort over the servers' numbers,
-  // O(P) a call with no node per rank: a map of the ranks cost 8192 NPUs about 2 s.
+namespace {
+
+// Every rank in server order (servers by number, each one's ranks in rank order), `size` to a
+// server. A counting sort, O(P) with no allocation per server or rank: every rank's kernel
+// asks, and a map of the ranks per call cost 8192 NPUs about 2 s.
+struct RanksByServer {
+  std::vector<int> ranks;
+  std::size_t size = 0;
+};
+
+RanksByServer ranks_by_server(const Problem& problem) {
   auto server_of = [&](int r) {
     const bool known = static_cast<std::size_t>(r) < problem.rank_server.size();
-    return known ? problem.rank_server[static_cast<std::size_t>(r)] : 0;
+    return static_cast<std::size_t>(known ? problem.rank_server[static_cast<std::size_t>(r)] : 0);
   };
-  int top = 0;
+  std::size_t top = 0;
   for (int r = 0; r < problem.ranks; ++r) top = std::max(top, server_of(r));
-  std::vector<int> count(static_cast<std::size_t>(top) + 1, 0);
-  for (int r = 0; r < problem.ranks; ++r) ++count[static_cast<std::size_t>(server_of(r))];
-  // Servers in the order of their numbers, each one's ranks in rank order.
-  std::vector<std::vector<int>> servers;
-  std::vector<std::size_t> group_of(count.size());
-  int first = -1;
-  for (int server = 0; server <= top; ++server) {
-    const int ranks = count[static_cast<std::size_t>(server)];
+  // Ranks per server number, then where each server's ranks begin.
+  std::vector<std::size_t> next(top + 1, 0);
+  for (int r = 0; r < problem.ranks; ++r) ++next[server_of(r)];
+  RanksByServer out;
+  std::size_t first = 0;
+  std::size_t placed = 0;
+  for (std::size_t server = 0; server <= top; ++server) {
+    const std::size_t ranks = next[server];
     if (ranks == 0) continue;
-    if (first < 0) {
+    if (out.size == 0) {
       first = server;
-    } else if (ranks != count[static_cast<std::size_t>(first)]) {
+      out.size = ranks;
+    } else if (ranks != out.size) {
       throw InputError("hierarchical: servers hold unequal rank counts (server " +
-                       std::to_string(first) + " has " +
-                       std::to_string(count[static_cast<std::size_t>(first)]) + ", server " +
+                       std::to_string(first) + " has " + std::to_string(out.size) + ", server " +
                        std::to_string(server) + " has " + std::to_string(ranks) +
                        "); list the same number of devices from every server in -d");
     }
-    group_of[static_cast<std::size_t>(server)] = servers.size();
-    servers.emplace_back().reserve(static_cast<std::size_t>(ranks));
+    next[server] = placed;
+    placed += ranks;
   }
-  for (int r = 0; r < problem.ranks; ++r)
-    servers[group_of[static_cast<std::size_t>(server_of(r))]].push_back(r);
+  out.ranks.resize(placed);
+  for (int r = 0; r < problem.ranks; ++r) out.ranks[next[server_of(r)]++] = r;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> server_groups(const Problem& problem) {
+  const RanksByServer by_server = ranks_by_server(problem);
+  std::vector<std::vector<int>> servers;
+  for (auto at = by_server.ranks.begin(); at != by_server.ranks.end();
+       at += static_cast<std::ptrdiff_t>(by_server.size))
+    servers.emplace_back(at, at + static_cast<std::ptrdiff_t>(by_server.size));
   return servers;
+}
+
+ServerPlace server_place(const Problem& problem, int rank) {
+  const RanksByServer by_server = ranks_by_server(problem);
+  const auto at = std::find(by_server.ranks.begin(), by_server.ranks.end(), rank);
+  const auto index = static_cast<std::size_t>(at - by_server.ranks.begin());
+  ServerPlace place;
+  place.server = static_cast<int>(index / by_server.size);
+  place.local = static_cast<int>(index % by_server.size);
+  const auto own =
+      by_server.ranks.begin() + static_cast<std::ptrdiff_t>(index - index % by_server.size);
+  place.peers.assign(own, own + static_cast<std::ptrdiff_t>(by_server.size));
+  for (std::size_t i = index % by_server.size; i < by_server.ranks.size(); i += by_server.size)
+    place.same_index.push_back(by_server.ranks[i]);
+  return place;
 }
 
 bool inter_is_rhd(const Problem& problem) {
@@ -78,20 +112,12 @@ Layout layout(const Problem& p) {
 
 void body(Rank& r) {
   const Problem& p = r.problem();
-  const std::vector<std::vector<int>> servers = server_groups(p);
-  const int size = static_cast<int>(servers.front().size());  // D
-  int server = 0;
-  int local = 0;
-  for (std::size_t s = 0; s < servers.size(); ++s) {
-    const auto at = std::find(servers[s].begin(), servers[s].end(), r.rank());
-    if (at != servers[s].end()) {
-      server = static_cast<int>(s);
-      local = static_cast<int>(at - servers[s].begin());
-    }
-  }
-  const std::vector<int>& peers = servers[static_cast<std::size_t>(server)];
-  std::vector<int> same_index;
-  for (const auto& ranks : servers) same_index.push_back(ranks[static_cast<std::size_t>(local)]);
+  const ServerPlace place = server_place(p, r.rank());
+  const int size = static_cast<int>(place.peers.size());  // D
+  const int server = place.server;
+  const int local = place.local;
+  const std::vector<int>& peers = place.peers;
+  const std::vector<int>& same_index = place.same_index;
   auto begin = [&](int chunk) { return split_point(p.elements, size, chunk); };
   auto length = [&](int chunk) { return begin(chunk + 1) - begin(chunk); };
 

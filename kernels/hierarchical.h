@@ -12,6 +12,16 @@ namespace ars {
 // servers hold unequal numbers of ranks.
 std::vector<std::vector<int>> server_groups(const Problem& problem);
 
+// Where a rank sits in server_groups(): its server's index there and its own index in that
+// server, its server's ranks, and the rank at its index in every server. O(P), for a kernel.
+struct ServerPlace {
+  int server = 0;
+  int local = 0;
+  std::vector<int> peers;
+  std::vector<int> same_index;
+};
+ServerPlace server_place(const Problem& problem, int rank);
+
 // The algorithm between servers: "ring" (also when --inter was not given) or "rhd".
 bool inter_is_rhd(const Problem& problem);
 

@@ -315,6 +315,22 @@ TEST(ServerGroups, GroupsRanksByServerInRankOrder) {
   EXPECT_EQ(server_groups(p), (std::vector<std::vector<int>>{{0, 1, 2, 3}}));
 }
 
+TEST(ServerGroups, PlacesARankAsTheGroupsDo) {
+  Problem p;
+  p.ranks = 6;
+  p.rank_server = {2, 0, 2, 0, 5, 5};  // groups {1, 3}, {0, 2}, {4, 5}
+  const ServerPlace place = server_place(p, 2);
+  EXPECT_EQ(place.server, 1);
+  EXPECT_EQ(place.local, 1);
+  EXPECT_EQ(place.peers, (std::vector<int>{0, 2}));
+  EXPECT_EQ(place.same_index, (std::vector<int>{3, 2, 5}));
+  const ServerPlace first = server_place(p, 1);
+  EXPECT_EQ(first.server, 0);
+  EXPECT_EQ(first.local, 0);
+  EXPECT_EQ(first.peers, (std::vector<int>{1, 3}));
+  EXPECT_EQ(first.same_index, (std::vector<int>{1, 0, 4}));
+}
+
 TEST(ServerGroups, RefusesUnequalServers) {
   Problem p;
   p.ranks = 3;
