@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "kernels/registry.h"
 #include "kernels/rhd.h"
@@ -112,12 +113,12 @@ Layout layout(const Problem& p) {
 
 void body(Rank& r) {
   const Problem& p = r.problem();
-  const ServerPlace place = server_place(p, r.rank());
+  ServerPlace place = server_place(p, r.rank());
   const int size = static_cast<int>(place.peers.size());  // D
   const int server = place.server;
   const int local = place.local;
   const std::vector<int>& peers = place.peers;
-  const std::vector<int>& same_index = place.same_index;
+  const RankGroup same_index(std::move(place.same_index));
   auto begin = [&](int chunk) { return split_point(p.elements, size, chunk); };
   auto length = [&](int chunk) { return begin(chunk + 1) - begin(chunk); };
 

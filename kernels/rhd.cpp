@@ -7,7 +7,6 @@
 // each with a fold. An extra reads N (the result) and sends one notify, waits once.
 #include "kernels/rhd.h"
 
-#include <numeric>
 #include <string>
 
 #include "kernels/registry.h"
@@ -58,8 +57,8 @@ RhdPlan rhd_plan(int position, int group_size, std::uint64_t elements) {
 }
 
 void rhd_allreduce(Rank& r, const Tensor& window, const Signal& signal, int first_row,
-                   const std::vector<int>& group, int position, std::uint64_t base,
-                   std::uint64_t elements, const Tile& acc, const Tile& incoming) {
+                   const RankGroup& group, int position, std::uint64_t base, std::uint64_t elements,
+                   const Tile& acc, const Tile& incoming) {
   const int size = static_cast<int>(group.size());
   const int steps = rhd_steps(size);
   const int fold_row = first_row;
@@ -117,13 +116,11 @@ void body(Rank& r) {
   const Tiling tiling(r.problem().elements, dtype, 2, r.ub_bytes());
   const Tile acc = r.alloc(tiling.tile_elements, dtype);
   const Tile incoming = r.alloc(tiling.tile_elements, dtype);
-  std::vector<int> everyone(static_cast<std::size_t>(r.ranks()));
-  std::iota(everyone.begin(), everyone.end(), 0);
 
   r.begin_round("stage-in");
   copy_through_ub(r, acc, r.input(), data, tiling);
-  rhd_allreduce(r, data, r.signal("signal"), 0, everyone, r.rank(), 0, r.problem().elements, acc,
-                incoming);
+  rhd_allreduce(r, data, r.signal("signal"), 0, RankGroup::all(r.ranks()), r.rank(), 0,
+                r.problem().elements, acc, incoming);
   r.begin_round("stage-out");
   copy_through_ub(r, acc, data, r.output(), tiling);
   r.release(incoming);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/api.h"
+#include "kernels/rank_group.h"
 
 namespace ars {
 
@@ -44,7 +45,7 @@ int rhd_signal_rows(int group_size);
 // partner that reads it has moved on (the all-gather of a range follows the partner's last
 // read of it). Rounds "fold", "RS", "AG", "hand-back".
 void rhd_allreduce(Rank& r, const Tensor& window, const Signal& signal, int first_row,
-                   const std::vector<int>& group, int position, std::uint64_t base,
-                   std::uint64_t elements, const Tile& acc, const Tile& incoming);
+                   const RankGroup& group, int position, std::uint64_t base, std::uint64_t elements,
+                   const Tile& acc, const Tile& incoming);
 
 }  // namespace ars

@@ -4,7 +4,6 @@
 // window (the first P-1 rounds reduce it into the own chunk first), then announce round s+1 to
 // the right neighbour on [s+1, me]; the last round announces nothing. Stage-out copies the
 // window to y. Per rank: 2(P-1)/P·N bytes read remotely, 2(P-1) notifies, 2(P-1) waits.
-#include <numeric>
 #include <string>
 
 #include "kernels/ring.h"
@@ -51,7 +50,7 @@ Tiling pull_tiling(std::uint64_t elements, const Tile& tile, std::uint64_t ub_by
 }
 
 void ring_allreduce(Rank& r, const Tensor& window, const Signal& signal, int first_row,
-                    const std::vector<int>& group, int position, std::uint64_t base,
+                    const RankGroup& group, int position, std::uint64_t base,
                     std::uint64_t elements, const Tile& acc, const Tile& incoming) {
   const int size = static_cast<int>(group.size());
   const int me = group[static_cast<std::size_t>(position)];
@@ -122,9 +121,8 @@ void body(Rank& r) {
   for (int q = 0; q < ranks; ++q) {
     copy_through_ub(r, acc, x, data, tiling, q * chunk);
   }
-  std::vector<int> everyone(static_cast<std::size_t>(ranks));
-  std::iota(everyone.begin(), everyone.end(), 0);
-  ring_allreduce(r, data, signal, 0, everyone, me, 0, r.problem().elements, acc, incoming);
+  ring_allreduce(r, data, signal, 0, RankGroup::all(ranks), me, 0, r.problem().elements, acc,
+                 incoming);
 
   r.begin_round("stage-out");
   for (int q = 0; q < ranks; ++q) {

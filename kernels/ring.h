@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/api.h"
+#include "kernels/rank_group.h"
 #include "kernels/tiling.h"
 
 namespace ars {
@@ -44,7 +45,7 @@ Tiling pull_tiling(std::uint64_t elements, const Tile& tile, std::uint64_t ub_by
 // one does nothing. Used by the ring kernel (every rank, the whole vector) and between the
 // servers of the hierarchical allreduce.
 void ring_allreduce(Rank& r, const Tensor& window, const Signal& signal, int first_row,
-                    const std::vector<int>& group, int position, std::uint64_t base,
+                    const RankGroup& group, int position, std::uint64_t base,
                     std::uint64_t elements, const Tile& acc, const Tile& incoming);
 
 // The host builtin ring moves data in fixed 256-element tiles, whatever the UB could hold.

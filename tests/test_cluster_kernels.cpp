@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kernels/hierarchical.h"
+#include "kernels/rank_group.h"
 #include "kernels/registry.h"
 #include "kernels/rhd.h"
 #include "sim/config.h"
@@ -329,6 +330,17 @@ TEST(ServerGroups, PlacesARankAsTheGroupsDo) {
   EXPECT_EQ(first.local, 0);
   EXPECT_EQ(first.peers, (std::vector<int>{1, 3}));
   EXPECT_EQ(first.same_index, (std::vector<int>{1, 0, 4}));
+}
+
+TEST(RankGroup, AllRanksNeedNoListAndAListKeepsItsOrder) {
+  const RankGroup all = RankGroup::all(4096);
+  EXPECT_EQ(all.size(), 4096u);
+  EXPECT_EQ(all[0], 0);
+  EXPECT_EQ(all[4095], 4095);
+  const RankGroup some(std::vector<int>{7, 3, 5});
+  EXPECT_EQ(some.size(), 3u);
+  EXPECT_EQ(some[0], 7);
+  EXPECT_EQ(some[2], 5);
 }
 
 TEST(ServerGroups, RefusesUnequalServers) {
