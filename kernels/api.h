@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/server_map.h"
+
 namespace ars {
 
 // Bad input (options, configs, a problem outside a kernel's contract): the binary reports the
@@ -39,9 +41,9 @@ struct Problem {
   int repeat = 1;             // allreduce calls in one kernel on the same signal
   std::optional<std::pair<int, int>> signal_shape;  // user override of [rows, cols]
   int core_num = 1;  // SPMD blocks per rank, each on its own vector core (the HOST path)
-  // Server of each rank's device (every rank in server 0 on a single-server topology):
-  // hierarchical algorithms reduce inside a server first.
-  std::vector<int> rank_server;
+  // Server of each rank's device (empty: every rank on one server): hierarchical algorithms
+  // reduce inside a server first.
+  ServerMap servers;
   // The hierarchical allreduce's algorithm between servers: "ring" or "rhd"; empty when not
   // asked for (ring). Other kernels refuse it.
   std::string inter;

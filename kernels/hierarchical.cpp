@@ -23,70 +23,49 @@ namespace ars {
 
 namespace {
 
-// Every rank in server order (servers by number, each one's ranks in rank order), `size` to a
-// server. A counting sort, O(P) with no allocation per server or rank: every rank's kernel
-// asks, and a map of the ranks per call cost 8192 NPUs about 2 s.
-struct RanksByServer {
-  std::vector<int> ranks;
-  std::size_t size = 0;
-};
-
-RanksByServer ranks_by_server(const Problem& problem) {
-  auto server_of = [&](int r) {
-    const bool known = static_cast<std::size_t>(r) < problem.rank_server.size();
-    return static_cast<std::size_t>(known ? problem.rank_server[static_cast<std::size_t>(r)] : 0);
-  };
-  std::size_t top = 0;
-  for (int r = 0; r < problem.ranks; ++r) top = std::max(top, server_of(r));
-  // Ranks per server number, then where each server's ranks begin.
-  std::vector<std::size_t> next(top + 1, 0);
-  for (int r = 0; r < problem.ranks; ++r) ++next[server_of(r)];
-  RanksByServer out;
-  std::size_t first = 0;
-  std::size_t placed = 0;
-  for (std::size_t server = 0; server <= top; ++server) {
-    const std::size_t ranks = next[server];
-    if (ranks == 0) continue;
-    if (out.size == 0) {
-      first = server;
-      out.size = ranks;
-    } else if (ranks != out.size) {
-      throw InputError("hierarchical: servers hold unequal rank counts (server " +
-                       std::to_string(first) + " has " + std::to_string(out.size) + ", server " +
-                       std::to_string(server) + " has " + std::to_string(ranks) +
-                       "); list the same number of devices from every server in -d");
-    }
-    next[server] = placed;
-    placed += ranks;
+// Throws unless every server holds as many ranks as the first.
+void require_equal_servers(const ServerMap& servers) {
+  for (int s = 1; s < servers.servers(); ++s) {
+    if (servers.size(s) == servers.size(0)) continue;
+    throw InputError("hierarchical: servers hold unequal rank counts (server " +
+                     std::to_string(servers.server_number(0)) + " has " +
+                     std::to_string(servers.size(0)) + ", server " +
+                     std::to_string(servers.server_number(s)) + " has " +
+                     std::to_string(servers.size(s)) +
+                     "); list the same number of devices from every server in -d");
   }
-  out.ranks.resize(placed);
-  for (int r = 0; r < problem.ranks; ++r) out.ranks[next[server_of(r)]++] = r;
-  return out;
 }
 
 }  // namespace
 
 std::vector<std::vector<int>> server_groups(const Problem& problem) {
-  const RanksByServer by_server = ranks_by_server(problem);
-  std::vector<std::vector<int>> servers;
-  for (auto at = by_server.ranks.begin(); at != by_server.ranks.end();
-       at += static_cast<std::ptrdiff_t>(by_server.size))
-    servers.emplace_back(at, at + static_cast<std::ptrdiff_t>(by_server.size));
-  return servers;
+  if (problem.servers.empty()) {
+    std::vector<int> all(static_cast<std::size_t>(problem.ranks));
+    for (int r = 0; r < problem.ranks; ++r) all[static_cast<std::size_t>(r)] = r;
+    return {all};
+  }
+  require_equal_servers(problem.servers);
+  std::vector<std::vector<int>> groups;
+  for (int s = 0; s < problem.servers.servers(); ++s)
+    groups.emplace_back(problem.servers.begin(s), problem.servers.end(s));
+  return groups;
 }
 
 ServerPlace server_place(const Problem& problem, int rank) {
-  const RanksByServer by_server = ranks_by_server(problem);
-  const auto at = std::find(by_server.ranks.begin(), by_server.ranks.end(), rank);
-  const auto index = static_cast<std::size_t>(at - by_server.ranks.begin());
   ServerPlace place;
-  place.server = static_cast<int>(index / by_server.size);
-  place.local = static_cast<int>(index % by_server.size);
-  const auto own =
-      by_server.ranks.begin() + static_cast<std::ptrdiff_t>(index - index % by_server.size);
-  place.peers.assign(own, own + static_cast<std::ptrdiff_t>(by_server.size));
-  for (std::size_t i = index % by_server.size; i < by_server.ranks.size(); i += by_server.size)
-    place.same_index.push_back(by_server.ranks[i]);
+  const ServerMap& servers = problem.servers;
+  if (servers.empty()) {
+    place.local = rank;
+    for (int r = 0; r < problem.ranks; ++r) place.peers.push_back(r);
+    place.same_index.push_back(rank);
+    return place;
+  }
+  require_equal_servers(servers);
+  place.server = servers.server_index(rank);
+  place.local = servers.local_index(rank);
+  place.peers.assign(servers.begin(place.server), servers.end(place.server));
+  for (int s = 0; s < servers.servers(); ++s)
+    place.same_index.push_back(servers.begin(s)[place.local]);
   return place;
 }
 

@@ -53,7 +53,7 @@ struct OperationCount {
 };
 
 // Every rank's count, from the kernel's body run without the hardware: the problem is the
-// run's (P, rank_server and core_num set), the layout the kernel's for it.
+// run's (P, servers and core_num set), the layout the kernel's for it.
 std::vector<OperationCount> count_operations(const RunRequest& request, const KernelSpec& kernel,
                                              const Problem& problem, const Layout& layout);
 // One rank's count (all its blocks).

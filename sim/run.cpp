@@ -406,9 +406,10 @@ const KernelSpec& run_kernel(const RunRequest& request) {
 Problem run_problem(const RunRequest& request) {
   Problem problem = request.problem;
   problem.ranks = static_cast<int>(request.devices.size());
-  problem.rank_server.clear();
+  std::vector<int> rank_server;
   for (const int device : request.devices)
-    problem.rank_server.push_back(request.platform.server_of(device));
+    rank_server.push_back(request.platform.server_of(device));
+  problem.servers = ServerMap(std::move(rank_server));
   if (problem.core_num < 1 || problem.core_num > request.platform.vector_cores) {
     throw InputError("--core-num " + std::to_string(problem.core_num) + ": must be 1.." +
                      std::to_string(request.platform.vector_cores) + " (vector.cores of " +

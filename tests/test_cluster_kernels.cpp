@@ -310,16 +310,16 @@ TEST(Rhd, SixRanksByHand) {
 TEST(ServerGroups, GroupsRanksByServerInRankOrder) {
   Problem p;
   p.ranks = 4;
-  p.rank_server = {1, 0, 1, 0};
+  p.servers = ServerMap({1, 0, 1, 0});
   EXPECT_EQ(server_groups(p), (std::vector<std::vector<int>>{{1, 3}, {0, 2}}));
-  p.rank_server.clear();
+  p.servers = ServerMap();
   EXPECT_EQ(server_groups(p), (std::vector<std::vector<int>>{{0, 1, 2, 3}}));
 }
 
 TEST(ServerGroups, PlacesARankAsTheGroupsDo) {
   Problem p;
   p.ranks = 6;
-  p.rank_server = {2, 0, 2, 0, 5, 5};  // groups {1, 3}, {0, 2}, {4, 5}
+  p.servers = ServerMap({2, 0, 2, 0, 5, 5});  // groups {1, 3}, {0, 2}, {4, 5}
   const ServerPlace place = server_place(p, 2);
   EXPECT_EQ(place.server, 1);
   EXPECT_EQ(place.local, 1);
@@ -330,6 +330,24 @@ TEST(ServerGroups, PlacesARankAsTheGroupsDo) {
   EXPECT_EQ(first.local, 0);
   EXPECT_EQ(first.peers, (std::vector<int>{1, 3}));
   EXPECT_EQ(first.same_index, (std::vector<int>{1, 0, 4}));
+}
+
+TEST(ServerMap, GroupsOnceByServerNumberSkippingUnusedNumbers) {
+  const ServerMap map({7, 3, 7, 3, 3, 0});
+  EXPECT_EQ(map.ranks(), 6u);
+  ASSERT_EQ(map.servers(), 3);
+  EXPECT_EQ(map.server_number(0), 0);
+  EXPECT_EQ(map.server_number(1), 3);
+  EXPECT_EQ(map.server_number(2), 7);
+  EXPECT_EQ(std::vector<int>(map.begin(1), map.end(1)), (std::vector<int>{1, 3, 4}));
+  EXPECT_EQ(map.size(0), 1u);
+  EXPECT_EQ(map.size(2), 2u);
+  EXPECT_EQ(map.server_of(4), 3);
+  EXPECT_EQ(map.server_index(4), 1);
+  EXPECT_EQ(map.local_index(4), 2);
+  EXPECT_EQ(map.server_index(2), 2);
+  EXPECT_EQ(map.local_index(2), 1);
+  EXPECT_TRUE(ServerMap().empty());
 }
 
 TEST(RankGroup, AllRanksNeedNoListAndAListKeepsItsOrder) {
@@ -346,7 +364,7 @@ TEST(RankGroup, AllRanksNeedNoListAndAListKeepsItsOrder) {
 TEST(ServerGroups, RefusesUnequalServers) {
   Problem p;
   p.ranks = 3;
-  p.rank_server = {0, 0, 1};
+  p.servers = ServerMap({0, 0, 1});
   try {
     server_groups(p);
     FAIL() << "expected an InputError";

@@ -723,8 +723,9 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
   }
   // The card's ranks sit on devices 0..P-1.
   Problem on_devices = problem;
-  on_devices.rank_server.clear();
-  for (int r = 0; r < problem.ranks; ++r) on_devices.rank_server.push_back(config.server_of(r));
+  std::vector<int> rank_server;
+  for (int r = 0; r < problem.ranks; ++r) rank_server.push_back(config.server_of(r));
+  on_devices.servers = ServerMap(std::move(rank_server));
   // The HOST builtins run the runtime's own synchronisation, as in a run.
   PlatformConfig sync_config = config;
   if (find_kernel(kernel).runtime_kernel) sync_config.codegen = runtime_kernel_sync();
