@@ -1,17 +1,16 @@
 #include "kernels/server_map.h"
 
 #include <algorithm>
-#include <utility>
 
 namespace ars {
 
-ServerMap::ServerMap(std::vector<int> rank_server) : rank_server_(std::move(rank_server)) {
-  const std::size_t ranks = rank_server_.size();
+ServerMap::ServerMap(const std::vector<int>& rank_server) {
+  const std::size_t ranks = rank_server.size();
   int top = 0;
-  for (const int server : rank_server_) top = std::max(top, server);
+  for (const int server : rank_server) top = std::max(top, server);
   // A counting sort: ranks per server number, then where each server's ranks start.
   std::vector<std::size_t> next(static_cast<std::size_t>(top) + 1, 0);
-  for (const int server : rank_server_) ++next[static_cast<std::size_t>(server)];
+  for (const int server : rank_server) ++next[static_cast<std::size_t>(server)];
   std::vector<int> index_of_number(next.size(), -1);
   std::size_t placed = 0;
   for (std::size_t number = 0; number < next.size(); ++number) {
@@ -27,7 +26,7 @@ ServerMap::ServerMap(std::vector<int> rank_server) : rank_server_(std::move(rank
   index_of_.resize(ranks);
   local_.resize(ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
-    const auto number = static_cast<std::size_t>(rank_server_[r]);
+    const auto number = static_cast<std::size_t>(rank_server[r]);
     const int index = index_of_number[number];
     const std::size_t at = next[number]++;
     order_[at] = static_cast<int>(r);

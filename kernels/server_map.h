@@ -14,11 +14,11 @@ namespace ars {
 class ServerMap {
  public:
   ServerMap() = default;
-  explicit ServerMap(std::vector<int> rank_server);
+  explicit ServerMap(const std::vector<int>& rank_server);
 
-  bool empty() const { return rank_server_.empty(); }
-  std::size_t ranks() const { return rank_server_.size(); }
-  int server_of(int rank) const { return rank_server_[static_cast<std::size_t>(rank)]; }
+  bool empty() const { return order_.empty(); }
+  std::size_t ranks() const { return order_.size(); }
+  int server_of(int rank) const { return server_number(server_index(rank)); }
 
   // Servers holding at least one rank, indexed 0.. in ascending server number.
   int servers() const { return static_cast<int>(numbers_.size()); }
@@ -38,7 +38,6 @@ class ServerMap {
   int local_index(int rank) const { return local_[static_cast<std::size_t>(rank)]; }
 
  private:
-  std::vector<int> rank_server_;
   std::vector<int> numbers_;         // server number of each index
   std::vector<std::size_t> starts_;  // where each server's ranks start in order_, then the end
   std::vector<int> order_;           // every rank, server by server

@@ -409,7 +409,7 @@ Problem run_problem(const RunRequest& request) {
   std::vector<int> rank_server;
   for (const int device : request.devices)
     rank_server.push_back(request.platform.server_of(device));
-  problem.servers = ServerMap(std::move(rank_server));
+  problem.servers = ServerMap(rank_server);
   if (problem.core_num < 1 || problem.core_num > request.platform.vector_cores) {
     throw InputError("--core-num " + std::to_string(problem.core_num) + ": must be 1.." +
                      std::to_string(request.platform.vector_cores) + " (vector.cores of " +

@@ -725,7 +725,7 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
   Problem on_devices = problem;
   std::vector<int> rank_server;
   for (int r = 0; r < problem.ranks; ++r) rank_server.push_back(config.server_of(r));
-  on_devices.servers = ServerMap(std::move(rank_server));
+  on_devices.servers = ServerMap(rank_server);
   // The HOST builtins run the runtime's own synchronisation, as in a run.
   PlatformConfig sync_config = config;
   if (find_kernel(kernel).runtime_kernel) sync_config.codegen = runtime_kernel_sync();
