@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <unordered_map>
 
@@ -530,6 +531,44 @@ std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
   std::string text;
   for (const std::string& way : ways) text += way + ", ";
   return text + "or a larger --memory-limit";
+}
+
+std::optional<MapBudget> process_map_budget() {
+  std::ifstream limit_file("/proc/sys/vm/max_map_count");
+  std::ifstream maps("/proc/self/maps");
+  MapBudget budget;
+  if (!(limit_file >> budget.limit) || !maps) return std::nullopt;
+  for (std::string line; std::getline(maps, line);) ++budget.in_use;
+  return budget;
+}
+
+void check_thread_stacks(const RunRequest& request, const Problem& problem,
+                         const MapBudget& budget) {
+  // Room for what the run maps besides its stacks: the heap's large blocks, a standing-by copy's
+  // arenas. The 16,000-NPU hierarchical run adds 4 once its stacks are made.
+  constexpr std::uint64_t kSpareMappings = 64;
+  const int queues = request.platform.dma_queues;
+  const std::uint64_t threads = static_cast<std::uint64_t>(problem.ranks) *
+                                static_cast<std::uint64_t>(problem.core_num) *
+                                static_cast<std::uint64_t>(1 + queues);
+  const std::uint64_t needed = 2 * threads;
+  if (budget.in_use + needed + kSpareMappings <= budget.limit) return;
+  const std::string given = size_option_given(request);
+  const bool every_device =
+      request.devices.size() == static_cast<std::size_t>(request.platform.devices);
+  std::string fewer = "fewer ranks (" + (every_device && !given.empty() ? given : "-d") + ")";
+  if (problem.core_num > 1) fewer += " or blocks (--core-num)";
+  throw InputError(std::to_string(problem.ranks) + " ranks need " + std::to_string(threads) +
+                   " SystemC threads (a core and " + std::to_string(queues) + " DMA queue" +
+                   (queues == 1 ? "" : "s") +
+                   " per block), each with a stack and a guard page: " + std::to_string(needed) +
+                   " memory mappings, with the " + std::to_string(budget.in_use) +
+                   " in use more than the " + std::to_string(budget.limit) +
+                   " a process may have here (vm.max_map_count); use " + fewer +
+                   ", or raise the limit (sysctl -w vm.max_map_count=" +
+                   std::to_string(std::max<std::uint64_t>(
+                       262144, 2 * (budget.in_use + needed + kSpareMappings))) +
+                   ")");
 }
 
 void check_memory(const RunRequest& request, const KernelSpec& kernel, const Problem& problem,

@@ -428,6 +428,8 @@ RunResult run_allreduce(const RunRequest& request) {
                      " is the runtime's own kernel, not compiled code: no codegen profile applies");
   }
   const Layout layout = kernel.layout(problem);
+  if (const std::optional<MapBudget> budget = process_map_budget())
+    check_thread_stacks(request, problem, *budget);
   check_memory(request, kernel, problem, layout);
 
   // A waveform or a timeline observes every burst; otherwise transfers are timed whole, with a

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -185,6 +186,50 @@ GuardView guard_view(const std::vector<std::string>& args) {
 // the signal is [2(P-1), P] = [8, 5], 40 cells a rank. The hand ring's rank receives 8
 // notifies, each on its own cell of its left neighbour's column: 5 x 8 x 48 = 1920 B. The
 // builtin ring's full-mesh barriers reach every cell: 5 x 40 x 48 = 9600 B.
+// The thread stack guard's refusal of a parsed command line under `budget`; empty when it fits.
+std::string stack_refusal(const ParsedRun& run, const MapBudget& budget) {
+  try {
+    check_thread_stacks(run.request, run.problem, budget);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Every thread's stack and guard page are two mappings; 64 more are kept spare. The 4-server
+// cluster's 32 ranks of one block and one queue make 64 threads, 128 mappings.
+TEST(ThreadStackGuard, RefusesThreadsBeyondTheProcessMappingsAndNamesTheWayOut) {
+  const ParsedRun run = parse_run({"-p", "a2a3-cluster", "--cluster.servers", "4", "-d", "all",
+                                   "-k", "ring", "--size", "64KiB", "--timing-only", "-q"});
+  EXPECT_EQ(stack_refusal(run, {100, 100 + 128 + 64}), "");
+  EXPECT_EQ(stack_refusal(run, {101, 100 + 128 + 64}),
+            "32 ranks need 64 SystemC threads (a core and 1 DMA queue per block), each with a "
+            "stack and a guard page: 128 memory mappings, with the 101 in use more than the 292 "
+            "a process may have here (vm.max_map_count); use fewer ranks (--cluster.servers), "
+            "or raise the limit (sysctl -w vm.max_map_count=262144)");
+}
+
+// Blocks and queues multiply the threads: 4 ranks x 8 blocks x (1 core + 2 queues) = 96.
+TEST(ThreadStackGuard, CountsEveryBlockAndQueueOfTheRanksTakingPart) {
+  const ParsedRun run =
+      parse_run({"-p", "a2a3-910b2", "-d", "0-3", "-k", "host_mesh", "--core-num", "8",
+                 "--dma.queues", "2", "--size", "64KiB", "--timing-only", "-q"});
+  EXPECT_EQ(stack_refusal(run, {0, 192 + 64}), "");
+  EXPECT_EQ(stack_refusal(run, {0, 192 + 63}),
+            "4 ranks need 96 SystemC threads (a core and 2 DMA queues per block), each with a "
+            "stack and a guard page: 192 memory mappings, with the 0 in use more than the 255 a "
+            "process may have here (vm.max_map_count); use fewer ranks (-d) or blocks "
+            "(--core-num), or raise the limit (sysctl -w vm.max_map_count=262144)");
+}
+
+// The machine's own budget: what this process maps, under a cap above it.
+TEST(ThreadStackGuard, ReadsTheProcessMappingsAndTheirCapFromLinux) {
+  const std::optional<MapBudget> budget = process_map_budget();
+  ASSERT_TRUE(budget.has_value());
+  EXPECT_GT(budget->in_use, 10u);
+  EXPECT_GT(budget->limit, budget->in_use);
+}
+
 TEST(GuardEstimate, ChargesTheCellsTheNotifiesWriteAndTheRecordsKept) {
   std::vector<std::string> args = {"-p",   "a2a3",   "-d",     "0,2,3,5,6",    "-k",
                                    "ring", "--size", "100KiB", "--timing-only"};
