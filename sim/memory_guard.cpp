@@ -498,6 +498,15 @@ std::string size_option(const RunRequest& request) {
   }
 }
 
+// "fewer ranks (--cluster.servers)": with every device taking part, the option that sized the
+// platform sets the ranks; otherwise -d does.
+std::string fewer_ranks(const RunRequest& request) {
+  const bool every_device =
+      request.devices.size() == static_cast<std::size_t>(request.platform.devices);
+  const std::string given = size_option_given(request);
+  return "fewer ranks (" + (every_device && !given.empty() ? given : "-d") + ")";
+}
+
 // What would shrink the run, naming only what the request does not already do. The device
 // models and the signal cells grow with the ranks, not with --size.
 std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
@@ -516,15 +525,11 @@ std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
   const auto dominates = [&](std::uint64_t part) {
     return estimate.counted_in_part ? part > limit : part > estimate.total() / 2;
   };
-  const bool every_device =
-      request.devices.size() == static_cast<std::size_t>(request.platform.devices);
   // Devices that take no part cost their models all the same.
   if (dominates(static_cast<std::uint64_t>(request.platform.devices) * kDeviceOverheadBytes)) {
     ways.push_back("a smaller platform (" + size_option(request) + ")");
   } else if (dominates(estimate.fixed + estimate.signal_cells)) {
-    // With every device taking part, the option that sized the platform sets the ranks.
-    const std::string given = size_option_given(request);
-    ways.push_back("fewer ranks (" + (every_device && !given.empty() ? given : "-d") + ")");
+    ways.push_back(fewer_ranks(request));
   } else {
     ways.push_back("a smaller --size");
   }
@@ -553,10 +558,7 @@ void check_thread_stacks(const RunRequest& request, const Problem& problem,
                                 static_cast<std::uint64_t>(1 + queues);
   const std::uint64_t needed = 2 * threads;
   if (budget.in_use + needed + kSpareMappings <= budget.limit) return;
-  const std::string given = size_option_given(request);
-  const bool every_device =
-      request.devices.size() == static_cast<std::size_t>(request.platform.devices);
-  std::string fewer = "fewer ranks (" + (every_device && !given.empty() ? given : "-d") + ")";
+  std::string fewer = fewer_ranks(request);
   if (problem.core_num > 1) fewer += " or blocks (--core-num)";
   throw InputError(std::to_string(problem.ranks) + " ranks need " + std::to_string(threads) +
                    " SystemC threads (a core and " + std::to_string(queues) + " DMA queue" +
