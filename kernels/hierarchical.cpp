@@ -23,8 +23,14 @@ namespace ars {
 
 namespace {
 
-// Throws unless every server holds as many ranks as the first.
-void require_equal_servers(const ServerMap& servers) {
+// The problem's servers, checked to hold as many ranks each; without any named, one server of
+// every rank, made in `one`.
+const ServerMap& equal_servers(const Problem& problem, ServerMap& one) {
+  if (problem.servers.empty()) {
+    one = ServerMap(std::vector<int>(static_cast<std::size_t>(problem.ranks), 0));
+    return one;
+  }
+  const ServerMap& servers = problem.servers;
   for (int s = 1; s < servers.servers(); ++s) {
     if (servers.size(s) == servers.size(0)) continue;
     throw InputError("hierarchical: servers hold unequal rank counts (server " +
@@ -34,33 +40,23 @@ void require_equal_servers(const ServerMap& servers) {
                      std::to_string(servers.size(s)) +
                      "); list the same number of devices from every server in -d");
   }
+  return servers;
 }
 
 }  // namespace
 
 std::vector<std::vector<int>> server_groups(const Problem& problem) {
-  if (problem.servers.empty()) {
-    std::vector<int> all(static_cast<std::size_t>(problem.ranks));
-    for (int r = 0; r < problem.ranks; ++r) all[static_cast<std::size_t>(r)] = r;
-    return {all};
-  }
-  require_equal_servers(problem.servers);
+  ServerMap one;
+  const ServerMap& servers = equal_servers(problem, one);
   std::vector<std::vector<int>> groups;
-  for (int s = 0; s < problem.servers.servers(); ++s)
-    groups.emplace_back(problem.servers.begin(s), problem.servers.end(s));
+  for (int s = 0; s < servers.servers(); ++s) groups.emplace_back(servers.begin(s), servers.end(s));
   return groups;
 }
 
 ServerPlace server_place(const Problem& problem, int rank) {
+  ServerMap one;
+  const ServerMap& servers = equal_servers(problem, one);
   ServerPlace place;
-  const ServerMap& servers = problem.servers;
-  if (servers.empty()) {
-    place.local = rank;
-    for (int r = 0; r < problem.ranks; ++r) place.peers.push_back(r);
-    place.same_index.push_back(rank);
-    return place;
-  }
-  require_equal_servers(servers);
   place.server = servers.server_index(rank);
   place.local = servers.local_index(rank);
   place.peers.assign(servers.begin(place.server), servers.end(place.server));
