@@ -100,8 +100,10 @@ void DmaEngine::forget_landed() {
   times_.drop_front(landed);
 }
 
-int DmaEngine::queue_free_at(const Request& request, const sc_time& at) const {
-  if (setup_ != sc_core::SC_ZERO_TIME || !pending_.empty() || !timed_whole(request)) return -1;
+int DmaEngine::queue_free_at(const Request& request, std::uint64_t ticket,
+                             const sc_time& at) const {
+  if (setup_ != sc_core::SC_ZERO_TIME || !pending_.empty() || !timed_whole(request, ticket))
+    return -1;
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     if (!queues_[q].running && queues_[q].busy_until <= at) return static_cast<int>(q);
   }
@@ -109,7 +111,7 @@ int DmaEngine::queue_free_at(const Request& request, const sc_time& at) const {
 }
 
 bool DmaEngine::starts_at(const Request& request, const sc_time& at) const {
-  return queue_free_at(request, at) >= 0;
+  return queue_free_at(request, times_.size(), at) >= 0;
 }
 
 std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
@@ -126,7 +128,7 @@ std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
   }
   // Timed whole, a transfer that an idle queue would start at `at` is reserved here and now,
   // by the calling thread: the queue's thread would do the same, a few events later.
-  if (const int q = queue_free_at(request, at); q >= 0) {
+  if (const int q = queue_free_at(request, ticket, at); q >= 0) {
     note_start(ticket, q, at);
     execute(request, ticket, q, at, false);
     queues_[static_cast<std::size_t>(q)].busy_until = ps_exact(times_[ticket].left_ps);
@@ -146,8 +148,12 @@ TransferLog DmaEngine::release_records() {
   return std::move(landed_);
 }
 
-bool DmaEngine::timed_whole(const Request& request) const {
-  if (!whole_ || !burst_by_burst_) return whole_;
+bool DmaEngine::timed_whole(const Request& request, std::uint64_t ticket) const {
+  if (!whole_) return false;
+  if (!burst_tickets_.empty() &&
+      std::binary_search(burst_tickets_.begin(), burst_tickets_.end(), ticket))
+    return false;
+  if (!burst_by_burst_) return true;
   const int target = address_device(request.gm_address);
   const bool read = request.direction == Direction::ToUb;
   if (target != whole_memo_.target || read != whole_memo_.read)
@@ -220,7 +226,7 @@ bool DmaEngine::done(std::uint64_t ticket, const sc_time& at) const {
 
 void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue, const sc_time& at,
                         bool queue_thread) {
-  const bool whole = timed_whole(request);
+  const bool whole = timed_whole(request, ticket);
   const double rate = rate_bytes_per_ps(request);
   const sc_time start = at + setup_;
   sc_time finish = start;
@@ -270,8 +276,11 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
     }
     if (timing->claim.conflict) {
       note_conflict(timing->flow, timing->claim);
-      times_[ticket].finish_ps = finish.value();
-      return false;
+      if (stop_) {
+        times_[ticket].finish_ps = finish.value();
+        return false;
+      }
+      timing->claim.conflict = false;  // surveyed: goes on as if it had met nothing
     }
     const sc_time passed = asked_at + timing->tail;
     const sc_time landed = std::max(issued_by, passed) + timing->latency;
@@ -354,9 +363,15 @@ void DmaEngine::note_conflict(std::uint64_t flow, const Claim& claim) {
   const std::string& place = claim.conflict_resource->place();
   if (std::find(conflict_places_.begin(), conflict_places_.end(), place) == conflict_places_.end())
     conflict_places_.push_back(place);
+  for (const std::uint64_t met : {flow, claim.conflict_flow}) {
+    if ((met & kNotifyFlowBit) == 0 &&
+        std::find(conflict_transfers_.begin(), conflict_transfers_.end(), met) ==
+            conflict_transfers_.end())
+      conflict_transfers_.push_back(met);
+  }
   if (claim.kind == ClaimKind::Notify && claim.conflict_kind == ClaimKind::Notify)
     notifies_met_ = true;
-  stop_();
+  if (stop_) stop_();
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

@@ -116,8 +116,14 @@ class DmaEngine : public sc_core::sc_module {
   // target device, read)` holds (the ones crossing a resource where an earlier try met).
   using BurstByBurst = std::function<bool(int, int, bool)>;
   void run_burst_by_burst(BurstByBurst test) { burst_by_burst_ = std::move(test); }
+  // And those of its own transfers, by ticket (sorted), that met another in an earlier try:
+  // tickets follow the block's program order, so a ticket names the same transfer in every try.
+  void run_burst_by_burst(std::vector<std::uint64_t> tickets) {
+    burst_tickets_ = std::move(tickets);
+  }
   // Called at a conflict, to stop the run soon (see Interconnect::stop_soon); set before the
-  // simulation starts.
+  // simulation starts. Unset, the run surveys: a transfer that met goes on as if it had not,
+  // on times no longer exact, so the run goes to its end naming every transfer that meets.
   void on_conflict(std::function<void()> stop) { stop_ = std::move(stop); }
   // A request of this engine's block (a transfer, or a notify of its core) met another on a
   // shared resource: keeps the first such meeting and where each met, and stops the run.
@@ -131,6 +137,8 @@ class DmaEngine : public sc_core::sc_module {
   // burst by burst would do: not when two notifies met, which are served at once either way.
   const std::vector<std::string>& conflict_places() const { return conflict_places_; }
   bool notifies_met() const { return notifies_met_; }
+  // The transfers that met, as flows (transfer_flow), each once.
+  const std::vector<std::uint64_t>& conflict_transfers() const { return conflict_transfers_; }
 
  private:
   void end_of_elaboration() override;
@@ -142,11 +150,11 @@ class DmaEngine : public sc_core::sc_module {
                bool queue_thread);
   // Records that the transfer starts on `queue` at `at` (records kept).
   void note_start(std::uint64_t ticket, int queue, const sc_core::sc_time& at);
-  // The queue an idle engine would start a transfer on at `at` (-1: none).
-  int queue_free_at(const Request& request, const sc_core::sc_time& at) const;
-  // The transfer is timed as one step (the run times transfers whole, and not this one burst
-  // by burst).
-  bool timed_whole(const Request& request) const;
+  // The queue an idle engine would start the transfer `ticket` on at `at` (-1: none).
+  int queue_free_at(const Request& request, std::uint64_t ticket, const sc_core::sc_time& at) const;
+  // The transfer `ticket` is timed as one step (the run times transfers whole, and not this
+  // one burst by burst).
+  bool timed_whole(const Request& request, std::uint64_t ticket) const;
   // Drops the transfers at the front that have landed (their records into landed_ when kept).
   void forget_landed();
   // The ticket's transfer has landed and was dropped.
@@ -217,8 +225,10 @@ class DmaEngine : public sc_core::sc_module {
   std::string conflict_;
   sc_core::sc_time conflict_at_;
   std::vector<std::string> conflict_places_;
+  std::vector<std::uint64_t> conflict_transfers_;
   bool notifies_met_ = false;
   BurstByBurst burst_by_burst_;
+  std::vector<std::uint64_t> burst_tickets_;
   // timed_whole()'s last answer with a burst_by_burst_ test (fixed for the run): a rank's
   // transfers go to few peers, and the test looks up a path.
   struct WholeMemo {

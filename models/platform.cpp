@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
+#include <unordered_set>
 
 #include "models/transaction.h"
 
@@ -11,6 +12,19 @@ namespace ars {
 namespace {
 
 constexpr std::uint64_t kGmAlignment = 512;  // full-rate DMA alignment
+
+// The tickets, sorted, of the flows among `flows` (sorted) that are transfers of `device`'s
+// block `block`: a block's flows lie together, in ticket order.
+std::vector<std::uint64_t> block_tickets(const std::vector<std::uint64_t>& flows, int device,
+                                         int block) {
+  const std::uint64_t first = transfer_flow(device, block, 0) - 1;
+  const std::uint64_t end = first + (std::uint64_t{1} << kFlowBlockShift);
+  std::vector<std::uint64_t> tickets;
+  for (auto f = std::lower_bound(flows.begin(), flows.end(), first); f != flows.end() && *f < end;
+       ++f)
+    tickets.push_back((*f & 0xffffffffu) - 1);
+  return tickets;
+}
 
 }  // namespace
 
@@ -57,11 +71,13 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
            options.keep_records && options.keep_sync_records});
       device.block_dma(b).keep_records(options.keep_records);
       device.block_dma(b).time_transfers_whole(options.whole_transfers);
-      device.block_dma(b).on_conflict([this] { noc_.stop_soon(); });
+      if (!options.survey_meetings) device.block_dma(b).on_conflict([this] { noc_.stop_soon(); });
       if (options.whole_transfers && !options.burst_resources.empty()) {
         device.block_dma(b).run_burst_by_burst(
             [this](int from, int to, bool read) { return noc_.burst_by_burst(from, to, read); });
       }
+      if (options.whole_transfers)
+        device.block_dma(b).run_burst_by_burst(block_tickets(options.burst_transfers, d, b));
       device.block_core(b).report_progress(options.progress);
       device.block_core(b).inject_faults(options.faults);
     }
@@ -220,6 +236,7 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
     in_flight = in_flight || device->gm.posted_entries() > 0;
   }
   sc_core::sc_time first;
+  std::unordered_set<std::string> met_places;
   for (const int d : rank_devices_) {
     for (int b = 0; b < devices_[d]->blocks(); ++b) {
       const DmaEngine& dma = devices_[d]->block_dma(b);
@@ -231,14 +248,26 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
       }
       outcome.whole_transfers_conflicted = true;
       outcome.notifies_met = outcome.notifies_met || dma.notifies_met();
+      outcome.conflict_transfers.insert(outcome.conflict_transfers.end(),
+                                        dma.conflict_transfers().begin(),
+                                        dma.conflict_transfers().end());
       for (const std::string& place : dma.conflict_places()) {
-        if (std::find(outcome.conflict_places.begin(), outcome.conflict_places.end(), place) ==
-            outcome.conflict_places.end())
-          outcome.conflict_places.push_back(place);
+        if (met_places.insert(place).second) outcome.conflict_places.push_back(place);
       }
     }
   }
   if (outcome.whole_transfers_conflicted) {
+    std::uint64_t bytes = 0;
+    std::uint64_t met_bytes = 0;
+    for (const BandwidthResource* resource : resources()) {
+      bytes += resource->bytes_moved();
+      if (met_places.count(resource->place()) != 0) met_bytes += resource->bytes_moved();
+    }
+    outcome.met_bytes_share = bytes == 0 ? 0.0 : static_cast<double>(met_bytes) / bytes;
+    std::sort(outcome.conflict_transfers.begin(), outcome.conflict_transfers.end());
+    outcome.conflict_transfers.erase(
+        std::unique(outcome.conflict_transfers.begin(), outcome.conflict_transfers.end()),
+        outcome.conflict_transfers.end());
     outcome.resources = devices_.size() + noc_.links().size();
     return outcome;
   }

@@ -38,6 +38,11 @@ class Platform : public sc_core::sc_module {
     // With whole_transfers: the resources (by place, "spine6.down_to_leaf0", "dev3.memory_port")
     // where an earlier try met a conflict; transfers crossing one run burst by burst.
     std::vector<std::string> burst_resources;
+    // And the transfers (as flows, transfer_flow) that met in an earlier try.
+    std::vector<std::uint64_t> burst_transfers;
+    // A conflict does not stop the run: it goes on to its end (on times no longer exact),
+    // noting every transfer that meets another.
+    bool survey_meetings = false;
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come
     Faults faults;                    // injected on purpose (see models/fault.h)
     PathCacheLimit path_cache;
@@ -63,6 +68,10 @@ class Platform : public sc_core::sc_module {
     // Every resource where requests met at that instant; whether two notifies met among them
     // (running transfers burst by burst does not part those).
     std::vector<std::string> conflict_places;
+    std::vector<std::uint64_t> conflict_transfers;  // the transfers that met, as flows, sorted
+    // The share of the bytes the run moved through its resources that crossed those where
+    // requests met (a link or a memory port moving little, or one every transfer crosses).
+    double met_bytes_share = 0;
     bool notifies_met = false;
     std::size_t resources = 0;  // memory ports and links the run had used
   };

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <unordered_set>
 #include <utility>
 
 #include "kernels/elementwise.h"
@@ -180,37 +181,53 @@ double input_value(const Problem& problem, int rank, std::uint64_t index) {
 }
 
 // How a run is tried: every transfer burst by burst, or timed whole but for those crossing
-// the resources named (where the tries before met).
+// the resources named and the transfers named (where the tries before met).
 struct Attempt {
   bool whole_transfers = false;
   std::vector<std::string> burst_resources;
+  std::vector<std::uint64_t> burst_transfers;  // as flows (transfer_flow), sorted
+  // A meeting does not stop the try, which goes on to name every transfer that meets.
+  bool survey = false;
 };
 
 // Where a try's transfers timed whole met: the first meeting, every resource met at its
-// instant, and whether two notifies met (which no transfer run burst by burst would part).
+// instant and the transfers that met there, and whether two notifies met (which no transfer
+// run burst by burst would part).
 struct Meeting {
   std::string conflict;
   std::vector<std::string> places;
+  std::vector<std::uint64_t> transfers;  // sorted
+  double bytes_share = 0;                // of the bytes the try moved, those through `places`
   bool notifies = false;
   std::size_t resources = 0;  // memory ports and links the try had used
 };
 
 // Tries with transfers timed whole before every transfer goes burst by burst: each marks where
-// the ones before met (a ring on a cluster meets on its spines' links to one leaf, then no
-// more). A try pays only while few resources are marked: past one in kMarkedShare of those
-// the run uses, or when the meetings keep spreading, burst by burst is as quick.
-constexpr int kWholeTries = 3;
+// the ones before met. A resource marked runs all its transfers burst by burst (a ring on a
+// cluster meets on its spines' links to one leaf round after round). Past one in kMarkedShare
+// of the resources the try used, or of the bytes it moved, that would be most transfers: then
+// only the transfers that met are marked (rhd's fold and unfold at a server count not a power
+// of two meet on a third of the memory ports), and the next try surveys, so that the one after
+// knows every transfer that meets. When the meetings keep coming, burst by burst is as quick.
+constexpr int kWholeTries = 4;
 constexpr std::size_t kMarkedShare = 16;
 
 // What a try that met tells the copy standing by: how to try next, and the first meeting of
-// all (for the report). One line each: "whole" or "bursts", the meeting, then the resources.
+// all (for the report). One line each: "whole", "survey" or "bursts", the meeting, the
+// transfers' flows (in hexadecimal, on one line), then the resources.
 struct Handover {
   std::string first_meeting;
   Attempt attempt;
 
   std::string write() const {
-    std::string text = attempt.whole_transfers ? "whole\n" : "bursts\n";
+    std::string text = !attempt.whole_transfers ? "bursts\n"
+                       : attempt.survey         ? "survey\n"
+                                                : "whole\n";
     text += first_meeting + '\n';
+    std::ostringstream flows;
+    flows << std::hex;
+    for (const std::uint64_t flow : attempt.burst_transfers) flows << flow << ' ';
+    text += flows.str() + '\n';
     for (const std::string& place : attempt.burst_resources) text += place + '\n';
     return text;
   }
@@ -219,8 +236,14 @@ struct Handover {
     std::istringstream lines(text);
     std::string how;
     std::getline(lines, how);
-    handover.attempt.whole_transfers = how == "whole";
+    handover.attempt.whole_transfers = how != "bursts";
+    handover.attempt.survey = how == "survey";
     std::getline(lines, handover.first_meeting);
+    std::string flows_line;
+    std::getline(lines, flows_line);
+    std::istringstream flows(flows_line);
+    flows >> std::hex;
+    for (std::uint64_t flow; flows >> flow;) handover.attempt.burst_transfers.push_back(flow);
     for (std::string place; std::getline(lines, place);)
       handover.attempt.burst_resources.push_back(place);
     return handover;
@@ -267,6 +290,8 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = attempt.whole_transfers;
   options.burst_resources = attempt.burst_resources;
+  options.burst_transfers = attempt.burst_transfers;
+  options.survey_meetings = attempt.survey;
   options.progress = request.progress ? &progress : nullptr;
   PlatformConfig config = request.platform;
   if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
@@ -299,13 +324,14 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
 
   if (outcome.whole_transfers_conflicted) {
     if (meeting != nullptr)
-      *meeting = {outcome.conflict, outcome.conflict_places, outcome.notifies_met,
-                  outcome.resources};
+      *meeting = {outcome.conflict,        outcome.conflict_places, outcome.conflict_transfers,
+                  outcome.met_bytes_share, outcome.notifies_met,    outcome.resources};
     return std::nullopt;
   }
   if (!outcome.failure.empty()) throw InputError(outcome.failure);
   result.whole_transfers = attempt.whole_transfers;
   result.bursts_through = attempt.burst_resources;
+  result.bursts_of = attempt.burst_transfers.size();
   result.completed = outcome.completed;
   result.failure = outcome.deadlock.empty() ? outcome.timeout : outcome.deadlock;
 
@@ -436,7 +462,7 @@ RunResult run_allreduce(const RunRequest& request) {
   // process standing by to redo the run should they meet (SystemC runs once per process).
   if (request.detailed_bursts || !request.vcd_path.empty() || !request.trace_path.empty())
     return *simulate(request, kernel, problem, layout, Attempt{});
-  Attempt attempt{true, {}};
+  Attempt attempt{true, {}, {}, false};
   std::string first_meeting;
   for (int tries = 1;; ++tries) {
     Standby standby;
@@ -456,17 +482,29 @@ RunResult run_allreduce(const RunRequest& request) {
       return std::move(*result);
     }
     if (first_meeting.empty()) first_meeting = meeting.conflict;
-    // The next try runs the transfers crossing where this one met burst by burst, unless two
-    // notifies met (served at once either way) or tries have run out: then every transfer.
-    const std::size_t marked = attempt.burst_resources.size();
+    // The next try runs the transfers crossing where this one met burst by burst, or only
+    // those that met where that would be too many resources; unless two notifies met (served
+    // at once either way) or tries have run out: then every transfer.
+    std::vector<std::string> resources = attempt.burst_resources;
+    std::unordered_set<std::string> known(resources.begin(), resources.end());
     for (const std::string& place : meeting.places) {
-      if (std::find(attempt.burst_resources.begin(), attempt.burst_resources.end(), place) ==
-          attempt.burst_resources.end())
-        attempt.burst_resources.push_back(place);
+      if (known.insert(place).second) resources.push_back(place);
     }
-    const bool again = !meeting.notifies && attempt.burst_resources.size() > marked &&
-                       attempt.burst_resources.size() * kMarkedShare <= meeting.resources &&
-                       tries < kWholeTries;
+    bool marked = false;
+    if (resources.size() * kMarkedShare <= meeting.resources &&
+        meeting.bytes_share * kMarkedShare <= 1) {
+      marked = resources.size() > attempt.burst_resources.size();
+      attempt.burst_resources = std::move(resources);
+    } else {
+      std::vector<std::uint64_t> transfers;
+      std::set_union(attempt.burst_transfers.begin(), attempt.burst_transfers.end(),
+                     meeting.transfers.begin(), meeting.transfers.end(),
+                     std::back_inserter(transfers));
+      marked = transfers.size() > attempt.burst_transfers.size();
+      attempt.burst_transfers = std::move(transfers);
+    }
+    const bool again = !meeting.notifies && marked && tries < kWholeTries;
+    attempt.survey = !attempt.burst_transfers.empty() && tries + 1 < kWholeTries;
     if (!again) attempt = Attempt{};
     standby.take_over(Handover{first_meeting, attempt}.write());
   }

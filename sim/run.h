@@ -91,6 +91,8 @@ struct RunResult {
   // With whole_transfers: the resources whose transfers still ran burst by burst, as the
   // tries before met there (empty: none did).
   std::vector<std::string> bursts_through;
+  // With whole_transfers: how many transfers ran burst by burst as they met in a try before.
+  std::size_t bursts_of = 0;
   double rtol = 0;
   double atol = 0;
 };

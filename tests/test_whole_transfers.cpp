@@ -6,6 +6,7 @@
 // burst by burst, so the two agree there as well.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -301,30 +302,32 @@ TEST(WholeTransfers, TheSymmetricRingIsTimedWholeWithTheSameBytes) {
   expect_same_both_ways(args);
 }
 
-// Pulls of several peers at once from one memory meet on its port: the run is redone burst
-// by burst (the meetings spread to every memory port, too many to run only their transfers
-// burst by burst), and says so: not claiming whole transfers, and naming the two transfers (of
-// two ranks), the memory port (a third device's, the one both pull from) where they met first,
-// and that they started there at the same instant (a tie).
-TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
+// Pulls of several peers at once from one memory meet on its port, and so on every memory
+// port: too many resources to run all their transfers burst by burst, so the next try runs
+// only the transfers that met so, and every other whole. The report says so, and names the two
+// transfers (of two ranks), the memory port (a third device's, the one both pull from) where
+// they met first, and that they started there at the same instant (a tie).
+TEST(WholeTransfers, MeetingTransfersAloneGoBurstByBurst) {
   const std::vector<std::string> args = {"-p",   "a2a3",   "-d",   "0,1,2,3",      "-k",
                                          "mesh", "--size", "8192", "--dma.queues", "4"};
   const Outputs whole = run(args, false);
   EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
-  EXPECT_EQ(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
   EXPECT_NE(whole.run.out.find("\nOK\n"), std::string::npos) << whole.run.out;
-  const std::size_t clause = whole.run.out.find("; redone burst by burst: ");
+  const std::size_t clause = whole.run.out.find("transfers timed whole; redone with ");
   ASSERT_NE(clause, std::string::npos) << whole.run.out;
   int puller = -1, other = -1, memory = -1, end = 0;
-  unsigned transfer = 0, other_transfer = 0;
+  unsigned marked = 0, transfer = 0, other_transfer = 0;
   double at_ns = 0;
-  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
-                        "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
-                        "on dev%d.memory_port at %lf ns, both starting there at that instant)%n",
-                        &puller, &transfer, &other, &other_transfer, &memory, &at_ns, &end),
-            6)
+  ASSERT_EQ(
+      std::sscanf(whole.run.out.c_str() + clause,
+                  "transfers timed whole; redone with %u transfers that met burst by burst: "
+                  "dev%d's transfer %u and dev%d's transfer %u met on dev%d.memory_port at "
+                  "%lf ns, both starting there at that instant)%n",
+                  &marked, &puller, &transfer, &other, &other_transfer, &memory, &at_ns, &end),
+      7)
       << whole.run.out;
   EXPECT_GT(end, 0);
+  EXPECT_GE(marked, 2u);
   EXPECT_GT(at_ns, 0.0);
   EXPECT_NE(puller, other);
   EXPECT_NE(memory, puller);
@@ -334,6 +337,49 @@ TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   EXPECT_EQ(detailed.run.out.find("redone"), std::string::npos) << detailed.run.out;
   expect_same_both_ways(args);
 }
+
+// rhd between a number of servers that is not a power of two first folds the extra servers'
+// ranks into the first servers' and hands the results back at the end. Ranks that take a fold
+// start late, and their reads meet their partners' own transfers on the partners' memory
+// ports: a quarter of the bytes the run moves, too many to run all their transfers burst by
+// burst. First met: NPU 0 of server 0, late from the fold, reading its first partner of the
+// halving, NPU 0 of server p'/2 (p' the largest power of two not above the servers), on that
+// one's memory port, inside that one's own transfer. Only the transfers that
+// met run burst by burst: a try that goes on to the end noting every meeting finds most (those
+// that met go on as if whole, which they then are not), a second the rest, and every other
+// transfer is timed whole with the bytes of the run made burst by burst.
+class RhdFold : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RhdFold, OnlyTheTransfersThatMetGoBurstByBurst) {
+  const std::vector<std::string> args = {
+      "-p",     "a2a3-cluster", "--cluster.servers", GetParam(), "-d",
+      "all",    "-k",           "hierarchical",      "--inter",  "rhd",
+      "--size", "1MiB",         "--timing-only"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  const std::size_t at = whole.run.out.find("transfers timed whole; redone with ");
+  ASSERT_NE(at, std::string::npos) << whole.run.out;
+  int puller = -1, other = -1, memory = -1, end = 0;
+  unsigned marked = 0;
+  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + at,
+                        "transfers timed whole; redone with %u transfers that met burst by burst: "
+                        "dev%d's transfer %*u and dev%d's transfer %*u met on dev%d.memory_port%n",
+                        &marked, &puller, &other, &memory, &end),
+            4)
+      << whole.run.out.substr(at);
+  EXPECT_GT(end, 0);
+  const int servers = std::atoi(GetParam());
+  int core = 1;
+  while (2 * core <= servers) core *= 2;
+  EXPECT_EQ(puller, 0);
+  EXPECT_EQ(other, 8 * core / 2);  // eight NPUs a server
+  EXPECT_EQ(memory, other);
+  // At least the first try's: eight reads and the eight partners' own transfers they met.
+  EXPECT_GE(marked, 16u);
+  expect_same_both_ways(args);
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, RhdFold, ::testing::Values("3", "5"));
 
 // A rank's own transfer asks at its memory port while its neighbour's pull from that memory,
 // reserved from an earlier instant, still has bursts to come. The report names that span, and

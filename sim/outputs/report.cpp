@@ -324,6 +324,10 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
         if (through.size() > kNamed) out << " and " << through.size() - kNamed << " more";
         out << ")";
       }
+      if (result.bursts_of != 0) {
+        out << (through.empty() ? " with " : " and ") << result.bursts_of
+            << (result.bursts_of == 1 ? " transfer" : " transfers") << " that met";
+      }
       out << " burst by burst: " << result.bursts_because;
     }
     out << ")\n";
