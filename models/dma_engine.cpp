@@ -276,11 +276,11 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
     }
     if (timing->claim.conflict) {
       note_conflict(timing->flow, timing->claim);
-      if (stop_) {
+      if (!survey_) {
         times_[ticket].finish_ps = finish.value();
         return false;
       }
-      timing->claim.conflict = false;  // surveyed: goes on as if it had met nothing
+      timing->claim.conflict = false;  // goes on as if it had met nothing
     }
     const sc_time passed = asked_at + timing->tail;
     const sc_time landed = std::max(issued_by, passed) + timing->latency;
@@ -371,7 +371,7 @@ void DmaEngine::note_conflict(std::uint64_t flow, const Claim& claim) {
   }
   if (claim.kind == ClaimKind::Notify && claim.conflict_kind == ClaimKind::Notify)
     notifies_met_ = true;
-  if (stop_) stop_();
+  if (noted_) noted_();
 }
 
 void DmaEngine::attach_trace(TraceSink* sink, const std::string& scope) {

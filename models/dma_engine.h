@@ -122,9 +122,11 @@ class DmaEngine : public sc_core::sc_module {
     burst_tickets_ = std::move(tickets);
   }
   // Called at a conflict, to stop the run soon (see Interconnect::stop_soon); set before the
-  // simulation starts. Unset, the run surveys: a transfer that met goes on as if it had not,
-  // on times no longer exact, so the run goes to its end naming every transfer that meets.
-  void on_conflict(std::function<void()> stop) { stop_ = std::move(stop); }
+  // simulation starts. A run that surveys its conflicts is not stopped by them: a transfer
+  // that met goes on as if it had not, on times no longer exact, so that the run names every
+  // transfer that meets.
+  void on_conflict(std::function<void()> noted) { noted_ = std::move(noted); }
+  void survey_conflicts(bool on) { survey_ = on; }
   // A request of this engine's block (a transfer, or a notify of its core) met another on a
   // shared resource: keeps the first such meeting and where each met, and stops the run.
   void note_conflict(std::uint64_t flow, const Claim& claim);
@@ -139,6 +141,8 @@ class DmaEngine : public sc_core::sc_module {
   bool notifies_met() const { return notifies_met_; }
   // The transfers that met, as flows (transfer_flow), each once.
   const std::vector<std::uint64_t>& conflict_transfers() const { return conflict_transfers_; }
+  // How many transfers the block has submitted.
+  std::uint64_t transfers() const { return times_.size(); }
 
  private:
   void end_of_elaboration() override;
@@ -237,7 +241,8 @@ class DmaEngine : public sc_core::sc_module {
     bool whole = false;
   };
   mutable WholeMemo whole_memo_;
-  std::function<void()> stop_;
+  std::function<void()> noted_;
+  bool survey_ = false;
   TransferLog landed_;  // with kept records: those dropped from records_
   std::vector<int> busy_vars_;
 };

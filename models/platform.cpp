@@ -71,7 +71,12 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
            options.keep_records && options.keep_sync_records});
       device.block_dma(b).keep_records(options.keep_records);
       device.block_dma(b).time_transfers_whole(options.whole_transfers);
-      if (!options.survey_meetings) device.block_dma(b).on_conflict([this] { noc_.stop_soon(); });
+      device.block_dma(b).survey_conflicts(options.survey_meetings);
+      if (options.survey_meetings) {
+        device.block_dma(b).on_conflict([this] { surveyed_meeting(); });
+      } else {
+        device.block_dma(b).on_conflict([this] { noc_.stop_soon(); });
+      }
       if (options.whole_transfers && !options.burst_resources.empty()) {
         device.block_dma(b).run_burst_by_burst(
             [this](int from, int to, bool read) { return noc_.burst_by_burst(from, to, read); });
@@ -124,6 +129,23 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       noc_.mark_link(place);
     }
   }
+}
+
+void Platform::surveyed_meeting() {
+  // Counting over every engine costs a pass over the devices: done once in a while.
+  constexpr std::uint64_t kSurveyCheck = 256;
+  if (survey_given_up_ || ++surveyed_meetings_ % kSurveyCheck != 0) return;
+  std::uint64_t made = 0;
+  std::uint64_t met = 0;
+  for (const int d : rank_devices_) {
+    for (int b = 0; b < devices_[d]->blocks(); ++b) {
+      made += devices_[d]->block_dma(b).transfers();
+      met += devices_[d]->block_dma(b).conflict_transfers().size();
+    }
+  }
+  if (met * kSurveyedShare <= made) return;
+  survey_given_up_ = true;
+  noc_.stop_soon();
 }
 
 std::vector<const BandwidthResource*> Platform::resources() const {
@@ -264,6 +286,7 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
       if (met_places.count(resource->place()) != 0) met_bytes += resource->bytes_moved();
     }
     outcome.met_bytes_share = bytes == 0 ? 0.0 : static_cast<double>(met_bytes) / bytes;
+    outcome.survey_given_up = survey_given_up_;
     std::sort(outcome.conflict_transfers.begin(), outcome.conflict_transfers.end());
     outcome.conflict_transfers.erase(
         std::unique(outcome.conflict_transfers.begin(), outcome.conflict_transfers.end()),

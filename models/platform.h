@@ -41,7 +41,8 @@ class Platform : public sc_core::sc_module {
     // And the transfers (as flows, transfer_flow) that met in an earlier try.
     std::vector<std::uint64_t> burst_transfers;
     // A conflict does not stop the run: it goes on to its end (on times no longer exact),
-    // noting every transfer that meets another.
+    // noting every transfer that meets another; unless more than one in kSurveyedShare of
+    // the transfers made meet, which running only those burst by burst would not pay.
     bool survey_meetings = false;
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come
     Faults faults;                    // injected on purpose (see models/fault.h)
@@ -72,6 +73,7 @@ class Platform : public sc_core::sc_module {
     // The share of the bytes the run moved through its resources that crossed those where
     // requests met (a link or a memory port moving little, or one every transfer crosses).
     double met_bytes_share = 0;
+    bool survey_given_up = false;  // too many transfers met (Options::survey_meetings)
     bool notifies_met = false;
     std::size_t resources = 0;  // memory ports and links the run had used
   };
@@ -98,6 +100,10 @@ class Platform : public sc_core::sc_module {
   std::string first_nonzero_cell(int rank);
 
  private:
+  static constexpr std::uint64_t kSurveyedShare = 16;
+  // A surveying run's meeting: every kSurveyCheck of them, stops the run soon (and marks the
+  // survey given up) when too many of the transfers made have met.
+  void surveyed_meeting();
   std::string describe_blocked_ranks();
   std::string describe_mixed_write(int rank, std::uint64_t address,
                                    const sc_core::sc_time& when) const;
@@ -109,6 +115,8 @@ class Platform : public sc_core::sc_module {
   std::vector<std::unique_ptr<Device>> devices_;
   TraceSink* trace_;
   sc_core::sc_time last_landing_;  // of the signal updates landed after the simulation
+  std::uint64_t surveyed_meetings_ = 0;
+  bool survey_given_up_ = false;
 };
 
 }  // namespace ars

@@ -198,19 +198,22 @@ struct Meeting {
   std::vector<std::string> places;
   std::vector<std::uint64_t> transfers;  // sorted
   double bytes_share = 0;                // of the bytes the try moved, those through `places`
+  bool survey_given_up = false;          // a try surveying met too often to pay
   bool notifies = false;
   std::size_t resources = 0;  // memory ports and links the try had used
 };
 
 // Tries with transfers timed whole before every transfer goes burst by burst: each marks where
-// the ones before met. A resource marked runs all its transfers burst by burst (a ring on a
-// cluster meets on its spines' links to one leaf round after round). Past one in kMarkedShare
-// of the resources the try used, or of the bytes it moved, that would be most transfers: then
-// only the transfers that met are marked (rhd's fold and unfold at a server count not a power
-// of two meet on a third of the memory ports), and the next try surveys, so that the one after
-// knows every transfer that meets. When the meetings keep coming, burst by burst is as quick.
+// the ones before met. While no transfer is marked, a try marks the resources where it met
+// when they are few (one in kMarkedShare of those it used) and carry little (one in
+// kHeavyShare of the bytes it moved): a ring on a cluster meets on its spines' links to one
+// leaf round after round. Otherwise it marks only the transfers that met: rhd's fold and
+// hand-back at a server count not a power of two meet on a third of the memory ports, a
+// quarter of the bytes. Tries after the first survey the run to its end, so that the next
+// knows most meetings; when they keep coming, burst by burst is as quick.
 constexpr int kWholeTries = 4;
 constexpr std::size_t kMarkedShare = 16;
+constexpr double kHeavyShare = 8;
 
 // What a try that met tells the copy standing by: how to try next, and the first meeting of
 // all (for the report). One line each: "whole", "survey" or "bursts", the meeting, the
@@ -325,7 +328,8 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   if (outcome.whole_transfers_conflicted) {
     if (meeting != nullptr)
       *meeting = {outcome.conflict,        outcome.conflict_places, outcome.conflict_transfers,
-                  outcome.met_bytes_share, outcome.notifies_met,    outcome.resources};
+                  outcome.met_bytes_share, outcome.survey_given_up, outcome.notifies_met,
+                  outcome.resources};
     return std::nullopt;
   }
   if (!outcome.failure.empty()) throw InputError(outcome.failure);
@@ -482,19 +486,21 @@ RunResult run_allreduce(const RunRequest& request) {
       return std::move(*result);
     }
     if (first_meeting.empty()) first_meeting = meeting.conflict;
-    // The next try runs the transfers crossing where this one met burst by burst, or only
-    // those that met where that would be too many resources; unless two notifies met (served
-    // at once either way) or tries have run out: then every transfer.
+    // Marks for the next try (see kWholeTries), unless two notifies met (served at once
+    // either way), a survey gave up or tries have run out: then every transfer goes burst by
+    // burst.
     std::vector<std::string> resources = attempt.burst_resources;
     std::unordered_set<std::string> known(resources.begin(), resources.end());
     for (const std::string& place : meeting.places) {
       if (known.insert(place).second) resources.push_back(place);
     }
     bool marked = false;
-    if (resources.size() * kMarkedShare <= meeting.resources &&
-        meeting.bytes_share * kMarkedShare <= 1) {
+    if (attempt.burst_transfers.empty() && resources.size() * kMarkedShare <= meeting.resources &&
+        meeting.bytes_share * kHeavyShare <= 1) {
       marked = resources.size() > attempt.burst_resources.size();
       attempt.burst_resources = std::move(resources);
+    } else if (attempt.burst_transfers.empty() && meeting.bytes_share * kHeavyShare <= 1) {
+      marked = false;  // many resources, each carrying little: meetings spread
     } else {
       std::vector<std::uint64_t> transfers;
       std::set_union(attempt.burst_transfers.begin(), attempt.burst_transfers.end(),
@@ -503,8 +509,9 @@ RunResult run_allreduce(const RunRequest& request) {
       marked = transfers.size() > attempt.burst_transfers.size();
       attempt.burst_transfers = std::move(transfers);
     }
-    const bool again = !meeting.notifies && marked && tries < kWholeTries;
-    attempt.survey = !attempt.burst_transfers.empty() && tries + 1 < kWholeTries;
+    const bool again =
+        !meeting.notifies && !meeting.survey_given_up && marked && tries < kWholeTries;
+    attempt.survey = tries + 1 < kWholeTries;
     if (!again) attempt = Attempt{};
     standby.take_over(Handover{first_meeting, attempt}.write());
   }

@@ -526,7 +526,8 @@ TEST(WholeTransfers, AClusterRingRunsOnlyItsSpineTransfersBurstByBurst) {
 }
 
 // On 4 servers the tries spread: the spine first, then, with its transfers burst by burst, the
-// memory ports of the NPUs around it, try after try. After three tries every transfer goes
+// memory ports of the NPUs around it, most of the bytes the run moves: a survey of the run
+// finds too many transfers meeting there to run only those burst by burst. Every transfer goes
 // burst by burst; the report names the first meeting of all (the spine's tie), and the bytes
 // are the run's made wholly burst by burst.
 TEST(WholeTransfers, MeetingsThatSpreadEndBurstByBurst) {
