@@ -131,10 +131,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
   }
 }
 
-void Platform::surveyed_meeting() {
-  // Counting over every engine costs a pass over the devices: done once in a while.
-  constexpr std::uint64_t kSurveyCheck = 256;
-  if (survey_given_up_ || ++surveyed_meetings_ % kSurveyCheck != 0) return;
+bool Platform::too_many_met() const {
   std::uint64_t made = 0;
   std::uint64_t met = 0;
   for (const int d : rank_devices_) {
@@ -143,7 +140,13 @@ void Platform::surveyed_meeting() {
       met += devices_[d]->block_dma(b).conflict_transfers().size();
     }
   }
-  if (met * kSurveyedShare <= made) return;
+  return met * kMetShare > made;
+}
+
+void Platform::surveyed_meeting() {
+  // Counting over every engine costs a pass over the devices: done once in a while.
+  constexpr std::uint64_t kSurveyCheck = 256;
+  if (survey_given_up_ || ++surveyed_meetings_ % kSurveyCheck != 0 || !too_many_met()) return;
   survey_given_up_ = true;
   noc_.stop_soon();
 }
@@ -286,7 +289,7 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
       if (met_places.count(resource->place()) != 0) met_bytes += resource->bytes_moved();
     }
     outcome.met_bytes_share = bytes == 0 ? 0.0 : static_cast<double>(met_bytes) / bytes;
-    outcome.survey_given_up = survey_given_up_;
+    outcome.too_many_met = survey_given_up_ || too_many_met();
     std::sort(outcome.conflict_transfers.begin(), outcome.conflict_transfers.end());
     outcome.conflict_transfers.erase(
         std::unique(outcome.conflict_transfers.begin(), outcome.conflict_transfers.end()),

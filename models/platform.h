@@ -41,8 +41,7 @@ class Platform : public sc_core::sc_module {
     // And the transfers (as flows, transfer_flow) that met in an earlier try.
     std::vector<std::uint64_t> burst_transfers;
     // A conflict does not stop the run: it goes on to its end (on times no longer exact),
-    // noting every transfer that meets another; unless more than one in kSurveyedShare of
-    // the transfers made meet, which running only those burst by burst would not pay.
+    // noting every transfer that meets another; unless too many meet (see Outcome).
     bool survey_meetings = false;
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come
     Faults faults;                    // injected on purpose (see models/fault.h)
@@ -73,7 +72,9 @@ class Platform : public sc_core::sc_module {
     // The share of the bytes the run moved through its resources that crossed those where
     // requests met (a link or a memory port moving little, or one every transfer crosses).
     double met_bytes_share = 0;
-    bool survey_given_up = false;  // too many transfers met (Options::survey_meetings)
+    // More than one in kMetShare of the transfers made met: running only those burst by
+    // burst would not pay.
+    bool too_many_met = false;
     bool notifies_met = false;
     std::size_t resources = 0;  // memory ports and links the run had used
   };
@@ -100,9 +101,10 @@ class Platform : public sc_core::sc_module {
   std::string first_nonzero_cell(int rank);
 
  private:
-  static constexpr std::uint64_t kSurveyedShare = 16;
-  // A surveying run's meeting: every kSurveyCheck of them, stops the run soon (and marks the
-  // survey given up) when too many of the transfers made have met.
+  static constexpr std::uint64_t kMetShare = 16;
+  bool too_many_met() const;
+  // A surveying run's meeting: once in a while, stops the run soon when too many of the
+  // transfers made have met.
   void surveyed_meeting();
   std::string describe_blocked_ranks();
   std::string describe_mixed_write(int rank, std::uint64_t address,

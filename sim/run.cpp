@@ -188,6 +188,7 @@ struct Attempt {
   std::vector<std::uint64_t> burst_transfers;  // as flows (transfer_flow), sorted
   // A meeting does not stop the try, which goes on to name every transfer that meets.
   bool survey = false;
+  int transfers_from = 0;  // the try that first marked transfers (0: none yet)
 };
 
 // Where a try's transfers timed whole met: the first meeting, every resource met at its
@@ -198,7 +199,7 @@ struct Meeting {
   std::vector<std::string> places;
   std::vector<std::uint64_t> transfers;  // sorted
   double bytes_share = 0;                // of the bytes the try moved, those through `places`
-  bool survey_given_up = false;          // a try surveying met too often to pay
+  bool too_many_met = false;             // to run only those that met burst by burst
   bool notifies = false;
   std::size_t resources = 0;  // memory ports and links the try had used
 };
@@ -209,23 +210,26 @@ struct Meeting {
 // kHeavyShare of the bytes it moved): a ring on a cluster meets on its spines' links to one
 // leaf round after round. Otherwise it marks only the transfers that met: rhd's fold and
 // hand-back at a server count not a power of two meet on a third of the memory ports, a
-// quarter of the bytes. Tries after the first survey the run to its end, so that the next
-// knows most meetings; when they keep coming, burst by burst is as quick.
-constexpr int kWholeTries = 4;
+// quarter of the bytes. The tries after that survey the run to its end but for the last, so
+// that the next knows most meetings. Resources are marked for up to kResourceTries tries,
+// transfers for up to kTransferTries more; when the meetings keep coming, burst by burst is as
+// quick.
+constexpr int kResourceTries = 3;
+constexpr int kTransferTries = 3;
 constexpr std::size_t kMarkedShare = 16;
 constexpr double kHeavyShare = 8;
 
 // What a try that met tells the copy standing by: how to try next, and the first meeting of
-// all (for the report). One line each: "whole", "survey" or "bursts", the meeting, the
+// all (for the report). One line each: "whole", "survey" or "bursts" and the try that first
+// marked transfers, the meeting, the
 // transfers' flows (in hexadecimal, on one line), then the resources.
 struct Handover {
   std::string first_meeting;
   Attempt attempt;
 
   std::string write() const {
-    std::string text = !attempt.whole_transfers ? "bursts\n"
-                       : attempt.survey         ? "survey\n"
-                                                : "whole\n";
+    std::string text = !attempt.whole_transfers ? "bursts" : attempt.survey ? "survey" : "whole";
+    text += ' ' + std::to_string(attempt.transfers_from) + '\n';
     text += first_meeting + '\n';
     std::ostringstream flows;
     flows << std::hex;
@@ -238,7 +242,8 @@ struct Handover {
     Handover handover;
     std::istringstream lines(text);
     std::string how;
-    std::getline(lines, how);
+    lines >> how >> handover.attempt.transfers_from;
+    lines.ignore(1);
     handover.attempt.whole_transfers = how != "bursts";
     handover.attempt.survey = how == "survey";
     std::getline(lines, handover.first_meeting);
@@ -328,7 +333,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   if (outcome.whole_transfers_conflicted) {
     if (meeting != nullptr)
       *meeting = {outcome.conflict,        outcome.conflict_places, outcome.conflict_transfers,
-                  outcome.met_bytes_share, outcome.survey_given_up, outcome.notifies_met,
+                  outcome.met_bytes_share, outcome.too_many_met,    outcome.notifies_met,
                   outcome.resources};
     return std::nullopt;
   }
@@ -466,7 +471,7 @@ RunResult run_allreduce(const RunRequest& request) {
   // process standing by to redo the run should they meet (SystemC runs once per process).
   if (request.detailed_bursts || !request.vcd_path.empty() || !request.trace_path.empty())
     return *simulate(request, kernel, problem, layout, Attempt{});
-  Attempt attempt{true, {}, {}, false};
+  Attempt attempt{true, {}, {}, false, 0};
   std::string first_meeting;
   for (int tries = 1;; ++tries) {
     Standby standby;
@@ -486,9 +491,9 @@ RunResult run_allreduce(const RunRequest& request) {
       return std::move(*result);
     }
     if (first_meeting.empty()) first_meeting = meeting.conflict;
-    // Marks for the next try (see kWholeTries), unless two notifies met (served at once
-    // either way), a survey gave up or tries have run out: then every transfer goes burst by
-    // burst.
+    // Marks for the next try (see kResourceTries), unless two notifies met (served at once
+    // either way), too many transfers met or tries have run out: then every transfer goes
+    // burst by burst.
     std::vector<std::string> resources = attempt.burst_resources;
     std::unordered_set<std::string> known(resources.begin(), resources.end());
     for (const std::string& place : meeting.places) {
@@ -501,17 +506,19 @@ RunResult run_allreduce(const RunRequest& request) {
       attempt.burst_resources = std::move(resources);
     } else if (attempt.burst_transfers.empty() && meeting.bytes_share * kHeavyShare <= 1) {
       marked = false;  // many resources, each carrying little: meetings spread
-    } else {
+    } else if (!meeting.too_many_met) {
       std::vector<std::uint64_t> transfers;
       std::set_union(attempt.burst_transfers.begin(), attempt.burst_transfers.end(),
                      meeting.transfers.begin(), meeting.transfers.end(),
                      std::back_inserter(transfers));
       marked = transfers.size() > attempt.burst_transfers.size();
       attempt.burst_transfers = std::move(transfers);
+      if (attempt.transfers_from == 0) attempt.transfers_from = tries;
     }
-    const bool again =
-        !meeting.notifies && !meeting.survey_given_up && marked && tries < kWholeTries;
-    attempt.survey = tries + 1 < kWholeTries;
+    const int last_try =
+        attempt.transfers_from == 0 ? kResourceTries : attempt.transfers_from + kTransferTries;
+    const bool again = !meeting.notifies && marked && tries < last_try;
+    attempt.survey = attempt.transfers_from != 0 && tries + 1 < last_try;
     if (!again) attempt = Attempt{};
     standby.take_over(Handover{first_meeting, attempt}.write());
   }
