@@ -9,7 +9,8 @@
 // the queue sleeps once. That gives the burst-by-burst answer as long as no other transfer,
 // nor a notify's atomic, asks for the same resources within the span of its bursts, and no
 // two cores' atomics ask for one hold at the same instant; a request that does is a conflict,
-// which stops the simulation (the run is then redone burst by burst).
+// which stops the simulation (the run is then redone with those transfers, or every one,
+// burst by burst).
 #pragma once
 
 #include <cstdint>
@@ -128,7 +129,8 @@ class DmaEngine : public sc_core::sc_module {
   void on_conflict(std::function<void()> noted) { noted_ = std::move(noted); }
   void survey_conflicts(bool on) { survey_ = on; }
   // A request of this engine's block (a transfer, or a notify of its core) met another on a
-  // shared resource: keeps the first such meeting and where each met, and stops the run.
+  // shared resource: keeps the first such meeting, where each met and which transfers, and
+  // tells the function given to on_conflict.
   void note_conflict(std::uint64_t flow, const Claim& claim);
   // The block's requests met another's: the run's times are not exact.
   bool conflicted() const { return conflicted_; }
