@@ -500,12 +500,12 @@ RunResult run_allreduce(const RunRequest& request) {
       if (known.insert(place).second) resources.push_back(place);
     }
     bool marked = false;
-    if (attempt.burst_transfers.empty() && resources.size() * kMarkedShare <= meeting.resources &&
-        meeting.bytes_share * kHeavyShare <= 1) {
-      marked = resources.size() > attempt.burst_resources.size();
-      attempt.burst_resources = std::move(resources);
-    } else if (attempt.burst_transfers.empty() && meeting.bytes_share * kHeavyShare <= 1) {
-      marked = false;  // many resources, each carrying little: meetings spread
+    if (attempt.burst_transfers.empty() && meeting.bytes_share * kHeavyShare <= 1) {
+      // Resources carrying little: marked while few; many, the meetings have spread.
+      if (resources.size() * kMarkedShare <= meeting.resources) {
+        marked = resources.size() > attempt.burst_resources.size();
+        attempt.burst_resources = std::move(resources);
+      }
     } else if (!meeting.too_many_met) {
       std::vector<std::uint64_t> transfers;
       std::set_union(attempt.burst_transfers.begin(), attempt.burst_transfers.end(),
