@@ -186,9 +186,7 @@ struct Attempt {
   bool whole_transfers = false;
   std::vector<std::string> burst_resources;
   std::vector<std::uint64_t> burst_transfers;  // as flows (transfer_flow), sorted
-  // A meeting does not stop the try, which goes on to name every transfer that meets.
-  bool survey = false;
-  int transfers_from = 0;  // the try that first marked transfers (0: none yet)
+  int transfers_from = 0;                      // the try that first marked transfers (0: none)
 };
 
 // Where a try's transfers timed whole met: the first meeting, every resource met at its
@@ -219,16 +217,21 @@ constexpr int kTransferTries = 3;
 constexpr std::size_t kMarkedShare = 16;
 constexpr double kHeavyShare = 8;
 
+// The last try the marks allow.
+int last_try(const Attempt& attempt) {
+  return attempt.transfers_from == 0 ? kResourceTries : attempt.transfers_from + kTransferTries;
+}
+
 // What a try that met tells the copy standing by: how to try next, and the first meeting of
-// all (for the report). One line each: "whole", "survey" or "bursts" and the try that first
-// marked transfers, the meeting, the
-// transfers' flows (in hexadecimal, on one line), then the resources.
+// all (for the report). One line each: "whole" or "bursts" and the try that first marked
+// transfers, the meeting, the transfers' flows (in hexadecimal, on one line), then the
+// resources.
 struct Handover {
   std::string first_meeting;
   Attempt attempt;
 
   std::string write() const {
-    std::string text = !attempt.whole_transfers ? "bursts" : attempt.survey ? "survey" : "whole";
+    std::string text = attempt.whole_transfers ? "whole" : "bursts";
     text += ' ' + std::to_string(attempt.transfers_from) + '\n';
     text += first_meeting + '\n';
     std::ostringstream flows;
@@ -244,8 +247,7 @@ struct Handover {
     std::string how;
     lines >> how >> handover.attempt.transfers_from;
     lines.ignore(1);
-    handover.attempt.whole_transfers = how != "bursts";
-    handover.attempt.survey = how == "survey";
+    handover.attempt.whole_transfers = how == "whole";
     std::getline(lines, handover.first_meeting);
     std::string flows_line;
     std::getline(lines, flows_line);
@@ -259,10 +261,12 @@ struct Handover {
 };
 
 // One simulation of a checked request; nullopt when transfers timed whole met on a resource
-// (`meeting` then says where).
+// (`meeting` then says where). A try that surveys goes on past its meetings (see
+// Platform::Options::survey_meetings).
 std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& kernel,
                                   const Problem& problem, const Layout& layout,
-                                  const Attempt& attempt, Meeting* meeting = nullptr) {
+                                  const Attempt& attempt, bool survey = false,
+                                  Meeting* meeting = nullptr) {
   RunResult result;
   result.request = request;
   result.request.problem = problem;
@@ -299,7 +303,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.whole_transfers = attempt.whole_transfers;
   options.burst_resources = attempt.burst_resources;
   options.burst_transfers = attempt.burst_transfers;
-  options.survey_meetings = attempt.survey;
+  options.survey_meetings = survey;
   options.progress = request.progress ? &progress : nullptr;
   PlatformConfig config = request.platform;
   if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
@@ -471,7 +475,7 @@ RunResult run_allreduce(const RunRequest& request) {
   // process standing by to redo the run should they meet (SystemC runs once per process).
   if (request.detailed_bursts || !request.vcd_path.empty() || !request.trace_path.empty())
     return *simulate(request, kernel, problem, layout, Attempt{});
-  Attempt attempt{true, {}, {}, false, 0};
+  Attempt attempt{true, {}, {}, 0};
   std::string first_meeting;
   for (int tries = 1;; ++tries) {
     Standby standby;
@@ -484,8 +488,11 @@ RunResult run_allreduce(const RunRequest& request) {
       result.bursts_because = first_meeting;
       return result;
     }
+    // Tries marking transfers survey, but for the last.
+    const bool survey = attempt.transfers_from != 0 && tries < last_try(attempt);
     Meeting meeting;
-    std::optional<RunResult> result = simulate(request, kernel, problem, layout, attempt, &meeting);
+    std::optional<RunResult> result =
+        simulate(request, kernel, problem, layout, attempt, survey, &meeting);
     if (result) {
       result->bursts_because = first_meeting;
       return std::move(*result);
@@ -515,10 +522,7 @@ RunResult run_allreduce(const RunRequest& request) {
       attempt.burst_transfers = std::move(transfers);
       if (attempt.transfers_from == 0) attempt.transfers_from = tries;
     }
-    const int last_try =
-        attempt.transfers_from == 0 ? kResourceTries : attempt.transfers_from + kTransferTries;
-    const bool again = !meeting.notifies && marked && tries < last_try;
-    attempt.survey = attempt.transfers_from != 0 && tries + 1 < last_try;
+    const bool again = !meeting.notifies && marked && tries < last_try(attempt);
     if (!again) attempt = Attempt{};
     standby.take_over(Handover{first_meeting, attempt}.write());
   }
