@@ -200,6 +200,9 @@ struct Meeting {
   bool too_many_met = false;             // to run only those that met burst by burst
   bool notifies = false;
   std::size_t resources = 0;  // memory ports and links the try had used
+  // The steps the try would have made burst by burst for each it made with its transfers
+  // timed whole (burst_steps_per_whole_step), as far as it went.
+  double burst_steps_per_step = 0;
 };
 
 // Tries with transfers timed whole before every transfer goes burst by burst: each marks where
@@ -211,11 +214,17 @@ struct Meeting {
 // quarter of the bytes. The tries after that survey the run to its end but for the last, so
 // that the next knows most meetings. Resources are marked for up to kResourceTries tries,
 // transfers for up to kTransferTries more; when the meetings keep coming, burst by burst is as
-// quick.
+// quick. Resources light enough that still meet after kResourceTries tries are left to their
+// transfers when a run burst by burst would make kCostlyBursts times the steps or more: a
+// survey, a run timed whole, then costs little beside it. rhd between 250 servers meets on
+// 32 to 48 memory ports try after try (20 steps burst by burst for each timed whole); the
+// builtin ring's meetings, as light, keep moving under marked transfers, and its polls make
+// its bursts cheap beside them (2 to 6 steps for each).
 constexpr int kResourceTries = 3;
 constexpr int kTransferTries = 3;
 constexpr std::size_t kMarkedShare = 16;
 constexpr double kHeavyShare = 8;
+constexpr double kCostlyBursts = 8;
 
 // The last try the marks allow.
 int last_try(const Attempt& attempt) {
@@ -259,6 +268,31 @@ struct Handover {
     return handover;
   }
 };
+
+// A rank's operations but its bursts: notifies, waits, polls, reduces and transfers.
+std::uint64_t steps_but_bursts(const RankStats& s) {
+  return s.notifies + s.waits + s.polls + s.reduces + s.transfers;
+}
+
+std::uint64_t bursts_moved(const RankStats& s, std::uint64_t burst_bytes) {
+  return (s.remote_read_bytes + s.remote_write_bytes + s.local_bytes + burst_bytes - 1) /
+         burst_bytes;
+}
+
+// Of a run stopped where its transfers timed whole met: the steps it would have made burst by
+// burst so far (each burst a step where a transfer was one) for each it made.
+double burst_steps_per_whole_step(Platform& platform, std::uint64_t burst_bytes) {
+  std::uint64_t whole = 0;
+  std::uint64_t bursts = 0;
+  for (int r = 0; r < platform.ranks(); ++r) {
+    for (int b = 0; b < platform.blocks(); ++b) {
+      const RankStats& s = platform.core(r, b).stats();
+      whole += steps_but_bursts(s);
+      bursts += steps_but_bursts(s) - s.transfers + bursts_moved(s, burst_bytes);
+    }
+  }
+  return whole == 0 ? 0.0 : static_cast<double>(bursts) / static_cast<double>(whole);
+}
 
 // One simulation of a checked request; nullopt when transfers timed whole met on a resource
 // (`meeting` then says where). A try that surveys goes on past its meetings (see
@@ -335,10 +369,14 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   if (vcd) vcd->close();
 
   if (outcome.whole_transfers_conflicted) {
-    if (meeting != nullptr)
-      *meeting = {outcome.conflict,        outcome.conflict_places, outcome.conflict_transfers,
-                  outcome.met_bytes_share, outcome.too_many_met,    outcome.notifies_met,
-                  outcome.resources};
+    if (meeting != nullptr) {
+      const double burst_steps =
+          burst_steps_per_whole_step(platform, request.platform.dma_burst_bytes);
+      *meeting = {outcome.conflict,           outcome.conflict_places,
+                  outcome.conflict_transfers, outcome.met_bytes_share,
+                  outcome.too_many_met,       outcome.notifies_met,
+                  outcome.resources,          burst_steps};
+    }
     return std::nullopt;
   }
   if (!outcome.failure.empty()) throw InputError(outcome.failure);
@@ -367,7 +405,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
       if (request.keep_records) s.transfer_records = device.block_dma(b).release_records();
       first_start = std::min(first_start, s.start_ps);
       last_finish = std::max(last_finish, s.finish_ps);
-      result.simulated_operations += s.notifies + s.waits + s.polls + s.reduces + s.transfers;
+      result.simulated_operations += steps_but_bursts(s);
       if (request.record_schedule) result.schedule.push_back(core.release_schedule());
       if (platform.blocks() == 1) {
         result.ranks.push_back(std::move(s));
@@ -378,10 +416,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
     if (platform.blocks() > 1) result.ranks.push_back(sum_blocks(result.blocks, r));
   }
   const std::uint64_t burst = request.platform.dma_burst_bytes;
-  for (const RankStats& s : result.ranks) {
-    result.simulated_operations +=
-        (s.remote_read_bytes + s.remote_write_bytes + s.local_bytes + burst - 1) / burst;
-  }
+  for (const RankStats& s : result.ranks) result.simulated_operations += bursts_moved(s, burst);
   if (result.completed) {
     result.device_time_ps = last_finish - first_start;
     result.device_time_ns = static_cast<double>(result.device_time_ps) / 1000.0;
@@ -507,7 +542,10 @@ RunResult run_allreduce(const RunRequest& request) {
       if (known.insert(place).second) resources.push_back(place);
     }
     bool marked = false;
-    if (attempt.burst_transfers.empty() && meeting.bytes_share * kHeavyShare <= 1) {
+    const bool resources_left =
+        tries < kResourceTries || meeting.burst_steps_per_step < kCostlyBursts;
+    if (attempt.burst_transfers.empty() && meeting.bytes_share * kHeavyShare <= 1 &&
+        resources_left) {
       // Resources carrying little: marked while few; many, the meetings have spread.
       if (resources.size() * kMarkedShare <= meeting.resources) {
         marked = resources.size() > attempt.burst_resources.size();
