@@ -2,11 +2,14 @@
 // config file or size and expects exit code 2, one line on stderr naming the offending value,
 // no crash and no output file left behind.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -454,6 +457,24 @@ TEST(BadInput, UnreadableConfigIsNamed) {
   const ProcessResult run = test::run_binary({"-p", ini});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err, "allreduce-sim: error: config file cannot be read: " + ini + "\n");
+}
+
+// The SimGrid pair's script checks its arguments before it installs or builds anything: a size
+// it cannot read, or a rank count that is not one, is refused with exit code 2 and says why.
+TEST(BadInput, ThePeerScriptRefusesArgumentsItCannotRead) {
+  ScratchDir dir;
+  const std::string script = std::string(ARS_SOURCE_DIR) + "/bench/peers/simgrid_ring.sh";
+  const std::pair<const char*, const char*> cases[] = {
+      {"256 1MiX", "simgrid_ring.sh: BYTES_PER_RANK '1MiX' must be a whole number of bytes"},
+      {"0", "simgrid_ring.sh: P '0' must be a positive whole number of ranks"},
+  };
+  for (const auto& [args, message] : cases) {
+    const std::string err = dir / "err.txt";
+    const int status = std::system((script + " " + args + " > /dev/null 2> " + err).c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << args;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << args;
+    EXPECT_EQ(test::read_file(err).rfind(message, 0), 0u) << test::read_file(err);
+  }
 }
 
 }  // namespace

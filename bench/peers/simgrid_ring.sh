@@ -7,17 +7,33 @@
 #
 # usage: bench/peers/simgrid_ring.sh P [BYTES_PER_RANK] [-- ALLREDUCE_SIM_PLATFORM_ARGS...]
 #   P                 ranks (hosts for SimGrid, devices for allreduce-sim)
-#   BYTES_PER_RANK    default 1048576 (1 MiB of FP32)
+#   BYTES_PER_RANK    default 1048576 (1 MiB of FP32); 1MiB, 256KiB and the like too
 #   after --          platform options for allreduce-sim; default: -p ring8 --platform.devices P
 # Environment: ARS_BINARY (default build/bin/allreduce-sim).
 # The cluster's links are the ring8 platform's: 28 GB/s and 1.5 us per direction.
 set -euo pipefail
 
-P=${1:?usage: simgrid_ring.sh P [BYTES_PER_RANK] [-- PLATFORM_ARGS...]}
+usage="usage: simgrid_ring.sh P [BYTES_PER_RANK] [-- PLATFORM_ARGS...]"
+P=${1:?$usage}
 shift
+if [[ ! $P =~ ^[1-9][0-9]*$ ]]; then
+  echo "simgrid_ring.sh: P '$P' must be a positive whole number of ranks; $usage" >&2
+  exit 2
+fi
 BYTES=1048576
 if [[ $# -gt 0 && $1 != -- ]]; then
-  BYTES=$1
+  # Bytes as the simulator's --size takes them: a number, with B, K/KiB, M/MiB or G/GiB.
+  if [[ ! $1 =~ ^([0-9]+)(B|K|KiB|M|MiB|G|GiB)?$ ]]; then
+    echo "simgrid_ring.sh: BYTES_PER_RANK '$1' must be a whole number of bytes, with B," \
+      "K/KiB, M/MiB or G/GiB or none; $usage" >&2
+    exit 2
+  fi
+  case ${BASH_REMATCH[2]} in
+    K | KiB) BYTES=$((BASH_REMATCH[1] << 10)) ;;
+    M | MiB) BYTES=$((BASH_REMATCH[1] << 20)) ;;
+    G | GiB) BYTES=$((BASH_REMATCH[1] << 30)) ;;
+    *) BYTES=$((10#${BASH_REMATCH[1]})) ;;
+  esac
   shift
 fi
 [[ $# -gt 0 && $1 == -- ]] && shift
