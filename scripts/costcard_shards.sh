@@ -14,8 +14,13 @@
 #   JOBS           shards at once per host (default: one per core)
 set -euo pipefail
 
-N=${1:?usage: costcard_shards.sh N OUTDIR [COSTCARD OPTIONS...]}
-OUTDIR=${2:?usage: costcard_shards.sh N OUTDIR [COSTCARD OPTIONS...]}
+usage="usage: costcard_shards.sh N OUTDIR [COSTCARD OPTIONS...]"
+if [[ $# -lt 2 || ! $1 =~ ^[1-9][0-9]*$ ]]; then
+  echo "costcard_shards.sh: N (a positive whole number of shards) and OUTDIR come first; $usage" >&2
+  exit 2
+fi
+N=$1
+OUTDIR=$2
 shift 2
 BINARY=$(realpath "${ARS_BINARY:-build/bin/allreduce-sim}")
 mkdir -p "$OUTDIR"

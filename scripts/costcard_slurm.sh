@@ -13,10 +13,20 @@
 #SBATCH --cpus-per-task=2
 set -euo pipefail
 
-OUTDIR=${1:?usage: sbatch --array=1-N costcard_slurm.sh OUTDIR [COSTCARD OPTIONS...]}
+usage="usage: sbatch --array=1-N costcard_slurm.sh OUTDIR [COSTCARD OPTIONS...]"
+if [[ $# -lt 1 ]]; then
+  echo "costcard_slurm.sh: no OUTDIR; $usage" >&2
+  exit 2
+fi
+if [[ -z ${SLURM_ARRAY_TASK_ID:-} || -z ${SLURM_ARRAY_TASK_COUNT:-} ]]; then
+  echo "costcard_slurm.sh: not a Slurm array task (SLURM_ARRAY_TASK_ID and" \
+    "SLURM_ARRAY_TASK_COUNT unset); $usage" >&2
+  exit 2
+fi
+OUTDIR=$1
 shift
-K=${SLURM_ARRAY_TASK_ID:?run as a Slurm array task: sbatch --array=1-N}
-N=${SLURM_ARRAY_TASK_COUNT:?run as a Slurm array task: sbatch --array=1-N}
+K=$SLURM_ARRAY_TASK_ID
+N=$SLURM_ARRAY_TASK_COUNT
 mkdir -p "$OUTDIR"
 exec "${ARS_BINARY:-build/bin/allreduce-sim}" costcard "$@" \
   --jobs "${SLURM_CPUS_PER_TASK:-1}" --shard "$K/$N" --points "$OUTDIR/shard$K.jsonl" --resume

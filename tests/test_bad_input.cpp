@@ -459,22 +459,33 @@ TEST(BadInput, UnreadableConfigIsNamed) {
   EXPECT_EQ(run.err, "allreduce-sim: error: config file cannot be read: " + ini + "\n");
 }
 
-// The SimGrid pair's script checks its arguments before it installs or builds anything: a size
-// it cannot read, or a rank count that is not one, is refused with exit code 2 and says why.
-TEST(BadInput, ThePeerScriptRefusesArgumentsItCannotRead) {
+// The scripts check their arguments before they install, build or run anything: what they
+// cannot read is refused with exit code 2 and a line that says why.
+TEST(BadInput, TheScriptsRefuseArgumentsTheyCannotRead) {
   ScratchDir dir;
-  const std::string script = std::string(ARS_SOURCE_DIR) + "/bench/peers/simgrid_ring.sh";
-  const std::pair<const char*, const char*> cases[] = {
-      {"256 1MiX", "simgrid_ring.sh: BYTES_PER_RANK '1MiX' must be a whole number of bytes"},
-      {"0", "simgrid_ring.sh: P '0' must be a positive whole number of ranks"},
+  const std::string source = ARS_SOURCE_DIR;
+  const std::pair<std::string, const char*> cases[] = {
+      {"bench/peers/simgrid_ring.sh 256 1MiX",
+       "simgrid_ring.sh: BYTES_PER_RANK '1MiX' must be a whole number of bytes"},
+      {"bench/peers/simgrid_ring.sh 0",
+       "simgrid_ring.sh: P '0' must be a positive whole number of ranks"},
+      {"scripts/costcard_shards.sh x " + (dir / "out"),
+       "costcard_shards.sh: N (a positive whole number of shards) and OUTDIR come first"},
+      {"scripts/costcard_shards.sh 3", "costcard_shards.sh: N (a positive whole number"},
+      {"scripts/costcard_slurm.sh", "costcard_slurm.sh: no OUTDIR"},
+      {"env -u SLURM_ARRAY_TASK_ID scripts/costcard_slurm.sh " + (dir / "out"),
+       "costcard_slurm.sh: not a Slurm array task"},
   };
-  for (const auto& [args, message] : cases) {
+  for (const auto& [command, message] : cases) {
     const std::string err = dir / "err.txt";
-    const int status = std::system((script + " " + args + " > /dev/null 2> " + err).c_str());
-    ASSERT_TRUE(WIFEXITED(status)) << args;
-    EXPECT_EQ(WEXITSTATUS(status), 2) << args;
-    EXPECT_EQ(test::read_file(err).rfind(message, 0), 0u) << test::read_file(err);
+    const int status =
+        std::system(("cd " + source + " && " + command + " > /dev/null 2> " + err).c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << command;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << command;
+    EXPECT_EQ(test::read_file(err).rfind(message, 0), 0u)
+        << command << ": " << test::read_file(err);
   }
+  EXPECT_FALSE(std::filesystem::exists(dir / "out"));
 }
 
 }  // namespace
