@@ -35,7 +35,9 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       rank_devices_(std::move(rank_devices)),
       problem_(problem),
       noc_("noc", config, options.path_cache),
-      trace_(options.trace) {
+      trace_(options.trace),
+      burst_bytes_(config.dma_burst_bytes),
+      survey_burst_steps_(options.survey_burst_steps) {
   // Every device lays its memory out the same way, so windows are symmetric.
   for (const SignalSpec& s : layout.signals) memory_.signals.push_back({s.name, 0, s.rows, s.cols});
   memory_.tensors.push_back({"x", 0, problem.elements, problem.dtype});
@@ -143,10 +145,35 @@ bool Platform::too_many_met() const {
   return met * kMetShare > made;
 }
 
+double Platform::burst_steps_per_whole_step() const {
+  std::uint64_t whole = 0;
+  std::uint64_t bursts = 0;
+  for (const int d : rank_devices_) {
+    for (int b = 0; b < devices_[d]->blocks(); ++b) {
+      const RankStats& s = devices_[d]->block_core(b).stats();
+      whole += s.steps_but_bursts();
+      bursts += s.steps_but_bursts() - s.transfers + s.bursts(burst_bytes_);
+    }
+  }
+  return whole == 0 ? 0.0 : static_cast<double>(bursts) / static_cast<double>(whole);
+}
+
 void Platform::surveyed_meeting() {
-  // Counting over every engine costs a pass over the devices: done once in a while.
+  // Counting over every engine costs a pass over the devices: done once in a while, and at
+  // meetings ever further apart in time (the first, then the first past twice its time, ...),
+  // as a run whose meetings are rare may change its mix of steps between them.
   constexpr std::uint64_t kSurveyCheck = 256;
-  if (survey_given_up_ || ++surveyed_meetings_ % kSurveyCheck != 0 || !too_many_met()) return;
+  if (survey_given_up_) return;
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const bool counted = ++surveyed_meetings_ % kSurveyCheck == 0;
+  if (!counted && now < next_survey_check_) return;
+  if (now >= next_survey_check_)
+    next_survey_check_ = now + now + sc_core::sc_time(1, sc_core::SC_PS);
+  if (too_many_met()) {
+    too_many_seen_ = true;
+  } else if (burst_steps_per_whole_step() >= survey_burst_steps_) {
+    return;
+  }
   survey_given_up_ = true;
   noc_.stop_soon();
 }
@@ -288,8 +315,11 @@ Platform::Outcome Platform::run(const sc_core::sc_time& limit) {
       bytes += resource->bytes_moved();
       if (met_places.count(resource->place()) != 0) met_bytes += resource->bytes_moved();
     }
+    for (const auto& device : devices_) {
+      if (met_places.count(device->gm.port().place()) != 0) outcome.memory_port_met = true;
+    }
     outcome.met_bytes_share = bytes == 0 ? 0.0 : static_cast<double>(met_bytes) / bytes;
-    outcome.too_many_met = survey_given_up_ || too_many_met();
+    outcome.too_many_met = too_many_seen_ || too_many_met();
     std::sort(outcome.conflict_transfers.begin(), outcome.conflict_transfers.end());
     outcome.conflict_transfers.erase(
         std::unique(outcome.conflict_transfers.begin(), outcome.conflict_transfers.end()),

@@ -41,8 +41,11 @@ class Platform : public sc_core::sc_module {
     // And the transfers (as flows, transfer_flow) that met in an earlier try.
     std::vector<std::uint64_t> burst_transfers;
     // A conflict does not stop the run: it goes on to its end (on times no longer exact),
-    // noting every transfer that meets another; unless too many meet (see Outcome).
+    // noting every transfer that meets another; unless too many meet (see Outcome), or its
+    // bursts would make fewer than `survey_burst_steps` steps for each it makes
+    // (burst_steps_per_whole_step): running those burst by burst would then cost little more.
     bool survey_meetings = false;
+    double survey_burst_steps = 0;
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come
     Faults faults;                    // injected on purpose (see models/fault.h)
     PathCacheLimit path_cache;
@@ -76,11 +79,15 @@ class Platform : public sc_core::sc_module {
     // burst would not pay.
     bool too_many_met = false;
     bool notifies_met = false;
-    std::size_t resources = 0;  // memory ports and links the run had used
+    bool memory_port_met = false;  // a memory port is among the places
+    std::size_t resources = 0;     // memory ports and links the run had used
   };
   Outcome run(const sc_core::sc_time& limit);
 
   int ranks() const { return static_cast<int>(rank_devices_.size()); }
+  // The steps the run made so far would have been burst by burst (each burst a step where a
+  // transfer timed whole is one) for each step it made.
+  double burst_steps_per_whole_step() const;
   const MemoryMap& memory() const { return memory_; }
   VectorCore& core(int rank) { return *devices_[rank_devices_[rank]]->core; }
   // SPMD blocks per rank (the problem's core_num) and the core running one of them.
@@ -117,8 +124,12 @@ class Platform : public sc_core::sc_module {
   std::vector<std::unique_ptr<Device>> devices_;
   TraceSink* trace_;
   sc_core::sc_time last_landing_;  // of the signal updates landed after the simulation
+  std::uint64_t burst_bytes_;
+  double survey_burst_steps_;
   std::uint64_t surveyed_meetings_ = 0;
+  sc_core::sc_time next_survey_check_;  // past twice the time of the check before
   bool survey_given_up_ = false;
+  bool too_many_seen_ = false;  // the survey gave up for too many transfers meeting
 };
 
 }  // namespace ars

@@ -440,6 +440,12 @@ struct RankStats {
   std::uint64_t start_ps = 0;
   std::uint64_t finish_ps = 0;
   bool finished = false;
+  // Its operations but the bursts of its transfers: notifies, waits, polls, reduces, transfers.
+  std::uint64_t steps_but_bursts() const { return notifies + waits + polls + reduces + transfers; }
+  // The bursts of `burst_bytes` its transfers' bytes make.
+  std::uint64_t bursts(std::uint64_t burst_bytes) const {
+    return (remote_read_bytes + remote_write_bytes + local_bytes + burst_bytes - 1) / burst_bytes;
+  }
   std::vector<RoundRecord> rounds;
   // Instead of `rounds`, when the outputs show no round of this rank but its phases (the full
   // report's table shows the first ranks, its critical path every rank's phase names).

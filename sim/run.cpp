@@ -199,27 +199,32 @@ struct Meeting {
   double bytes_share = 0;                // of the bytes the try moved, those through `places`
   bool too_many_met = false;             // to run only those that met burst by burst
   bool notifies = false;
+  bool memory_port = false;   // among the resources met
   std::size_t resources = 0;  // memory ports and links the try had used
   // The steps the try would have made burst by burst for each it made with its transfers
-  // timed whole (burst_steps_per_whole_step), as far as it went.
+  // timed whole (Platform::burst_steps_per_whole_step), as far as it went.
   double burst_steps_per_step = 0;
 };
 
 // Tries with transfers timed whole before every transfer goes burst by burst: each marks where
-// the ones before met. While no transfer is marked, a try marks the resources where it met
-// when they are few (one in kMarkedShare of those it used) and carry little (one in
-// kHeavyShare of the bytes it moved): a ring on a cluster meets on its spines' links to one
-// leaf round after round. Otherwise it marks only the transfers that met: rhd's fold and
-// hand-back at a server count not a power of two meet on a third of the memory ports, a
-// quarter of the bytes. The tries after that survey the run to its end but for the last, so
-// that the next knows most meetings. Resources are marked for up to kResourceTries tries,
-// transfers for up to kTransferTries more; when the meetings keep coming, burst by burst is as
-// quick. Resources light enough that still meet after kResourceTries tries are left to their
-// transfers when a run burst by burst would make kCostlyBursts times the steps or more: a
-// survey, a run timed whole, then costs little beside it. rhd between 250 servers meets on
-// 32 to 48 memory ports try after try (20 steps burst by burst for each timed whole); the
-// builtin ring's meetings, as light, keep moving under marked transfers, and its polls make
-// its bursts cheap beside them (2 to 6 steps for each).
+// the ones before met. What a try weighs is what the run would cost burst by burst: the steps
+// it makes so (its bursts where a transfer timed whole is one) for each it made timed whole.
+// rhd between servers makes 20 for each; the builtin ring 10 to 15 early in its run and 2 to 6
+// later, as its polls come to outnumber its bursts.
+// - While no transfer is marked, a try marks the resources where it met when they are few (one
+//   in kMarkedShare of those it used) and carry little (one in kHeavyShare of the bytes it
+//   moved), for up to kResourceTries tries: a ring on a cluster meets on its spines' links to
+//   one leaf round after round. Where the bursts cost kCostlyBursts steps or more, only while
+//   those are links: every transfer of an NPU crosses its memory port, and rhd's fold at a
+//   server count not a power of two meets on new ports try after try (48, 32, 32 between 250
+//   servers).
+// - Otherwise, where the bursts cost that much, it marks only the transfers that met (rhd's
+//   fold and hand-back between 3 servers meet on a third of the memory ports, a quarter of the
+//   bytes), for up to kTransferTries tries that survey the run to its end but for the last, so
+//   that the next knows most meetings. A survey whose run comes to make fewer steps burst by
+//   burst than that for each gives up: a survey, a run timed whole, would cost about what it
+//   saves.
+// - Otherwise, or when the meetings keep coming, every transfer goes burst by burst.
 constexpr int kResourceTries = 3;
 constexpr int kTransferTries = 3;
 constexpr std::size_t kMarkedShare = 16;
@@ -269,31 +274,6 @@ struct Handover {
   }
 };
 
-// A rank's operations but its bursts: notifies, waits, polls, reduces and transfers.
-std::uint64_t steps_but_bursts(const RankStats& s) {
-  return s.notifies + s.waits + s.polls + s.reduces + s.transfers;
-}
-
-std::uint64_t bursts_moved(const RankStats& s, std::uint64_t burst_bytes) {
-  return (s.remote_read_bytes + s.remote_write_bytes + s.local_bytes + burst_bytes - 1) /
-         burst_bytes;
-}
-
-// Of a run stopped where its transfers timed whole met: the steps it would have made burst by
-// burst so far (each burst a step where a transfer was one) for each it made.
-double burst_steps_per_whole_step(Platform& platform, std::uint64_t burst_bytes) {
-  std::uint64_t whole = 0;
-  std::uint64_t bursts = 0;
-  for (int r = 0; r < platform.ranks(); ++r) {
-    for (int b = 0; b < platform.blocks(); ++b) {
-      const RankStats& s = platform.core(r, b).stats();
-      whole += steps_but_bursts(s);
-      bursts += steps_but_bursts(s) - s.transfers + bursts_moved(s, burst_bytes);
-    }
-  }
-  return whole == 0 ? 0.0 : static_cast<double>(bursts) / static_cast<double>(whole);
-}
-
 // One simulation of a checked request; nullopt when transfers timed whole met on a resource
 // (`meeting` then says where). A try that surveys goes on past its meetings (see
 // Platform::Options::survey_meetings).
@@ -338,6 +318,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.burst_resources = attempt.burst_resources;
   options.burst_transfers = attempt.burst_transfers;
   options.survey_meetings = survey;
+  options.survey_burst_steps = kCostlyBursts;
   options.progress = request.progress ? &progress : nullptr;
   PlatformConfig config = request.platform;
   if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
@@ -370,12 +351,10 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
 
   if (outcome.whole_transfers_conflicted) {
     if (meeting != nullptr) {
-      const double burst_steps =
-          burst_steps_per_whole_step(platform, request.platform.dma_burst_bytes);
-      *meeting = {outcome.conflict,           outcome.conflict_places,
-                  outcome.conflict_transfers, outcome.met_bytes_share,
-                  outcome.too_many_met,       outcome.notifies_met,
-                  outcome.resources,          burst_steps};
+      *meeting = {
+          outcome.conflict,        outcome.conflict_places, outcome.conflict_transfers,
+          outcome.met_bytes_share, outcome.too_many_met,    outcome.notifies_met,
+          outcome.memory_port_met, outcome.resources,       platform.burst_steps_per_whole_step()};
     }
     return std::nullopt;
   }
@@ -405,7 +384,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
       if (request.keep_records) s.transfer_records = device.block_dma(b).release_records();
       first_start = std::min(first_start, s.start_ps);
       last_finish = std::max(last_finish, s.finish_ps);
-      result.simulated_operations += steps_but_bursts(s);
+      result.simulated_operations += s.steps_but_bursts();
       if (request.record_schedule) result.schedule.push_back(core.release_schedule());
       if (platform.blocks() == 1) {
         result.ranks.push_back(std::move(s));
@@ -416,7 +395,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
     if (platform.blocks() > 1) result.ranks.push_back(sum_blocks(result.blocks, r));
   }
   const std::uint64_t burst = request.platform.dma_burst_bytes;
-  for (const RankStats& s : result.ranks) result.simulated_operations += bursts_moved(s, burst);
+  for (const RankStats& s : result.ranks) result.simulated_operations += s.bursts(burst);
   if (result.completed) {
     result.device_time_ps = last_finish - first_start;
     result.device_time_ns = static_cast<double>(result.device_time_ps) / 1000.0;
@@ -542,16 +521,15 @@ RunResult run_allreduce(const RunRequest& request) {
       if (known.insert(place).second) resources.push_back(place);
     }
     bool marked = false;
-    const bool resources_left =
-        tries < kResourceTries || meeting.burst_steps_per_step < kCostlyBursts;
-    if (attempt.burst_transfers.empty() && meeting.bytes_share * kHeavyShare <= 1 &&
-        resources_left) {
+    const bool costly = meeting.burst_steps_per_step >= kCostlyBursts;
+    const bool light = attempt.burst_transfers.empty() && meeting.bytes_share * kHeavyShare <= 1;
+    if (light && (!costly || (tries < kResourceTries && !meeting.memory_port))) {
       // Resources carrying little: marked while few; many, the meetings have spread.
       if (resources.size() * kMarkedShare <= meeting.resources) {
         marked = resources.size() > attempt.burst_resources.size();
         attempt.burst_resources = std::move(resources);
       }
-    } else if (!meeting.too_many_met) {
+    } else if (costly && !meeting.too_many_met) {
       std::vector<std::uint64_t> transfers;
       std::set_union(attempt.burst_transfers.begin(), attempt.burst_transfers.end(),
                      meeting.transfers.begin(), meeting.transfers.end(),

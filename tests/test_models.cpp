@@ -1068,5 +1068,66 @@ TEST(Progress, OperationsIssuedAreThoseCounted) {
   EXPECT_EQ(progress.finished_ranks.load(), 6);  // every block of every rank
 }
 
+// --- a survey's run ---
+
+// The builtin ring on 3 servers, timed whole and surveying: its transfers first meet at
+// 109735.231 ns, on dev15's memory port, and its run ends at 6841315.444 ns. Returns when the
+// survey's run stopped, with what it reported.
+struct SurveyEnd {
+  Platform::Outcome outcome;
+  double burst_steps = 0;  // Platform::burst_steps_per_whole_step() at the end
+  double stopped_ns = 0;
+};
+
+SurveyEnd survey_builtin_ring(double survey_burst_steps) {
+  const ParsedRun run = parse_run({"-p", "a2a3-cluster", "--cluster.servers", "3", "-d", "all",
+                                   "-k", "builtin_ring", "--size", "1MiB", "--timing-only"});
+  Platform::Options options;
+  options.timing_only = true;
+  options.whole_transfers = true;
+  options.survey_meetings = true;
+  options.survey_burst_steps = survey_burst_steps;
+  Platform platform("platform", run.request.platform, run.request.devices, run.problem, run.layout,
+                    run.kernel->body, options);
+  SurveyEnd end;
+  end.outcome = platform.run(sc_core::sc_time(1, sc_core::SC_SEC));
+  end.burst_steps = platform.burst_steps_per_whole_step();
+  end.stopped_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
+  return end;
+}
+
+// With no floor on what its bursts cost, the survey goes on past its meetings to the end of
+// the run, where its polls have come to outnumber its bursts: under 8 steps burst by burst for
+// each timed whole.
+TEST(Survey, GoesOnPastItsMeetingsToTheEnd) {
+  const SurveyEnd end = survey_builtin_ring(0);
+  EXPECT_TRUE(end.outcome.whole_transfers_conflicted);
+  EXPECT_FALSE(end.outcome.too_many_met);
+  EXPECT_TRUE(end.outcome.memory_port_met);
+  EXPECT_GT(end.stopped_ns, 6.0e6);
+  EXPECT_GT(end.burst_steps, 1.0);
+  EXPECT_LT(end.burst_steps, 8.0);
+}
+
+// A floor no run reaches: the survey checks at its first meeting, gives up and stops a 64th of
+// the time later (109735.231 ns x 65 / 64 = 111449.8 ns), not for too many transfers meeting.
+TEST(Survey, GivesUpWhereItsBurstsWouldCostLittle) {
+  const SurveyEnd end = survey_builtin_ring(1e9);
+  EXPECT_TRUE(end.outcome.whole_transfers_conflicted);
+  EXPECT_FALSE(end.outcome.too_many_met);
+  EXPECT_NEAR(end.stopped_ns, 111449.8, 1.0);
+}
+
+// The floor the tries use, 8: early in the run the bursts make more (10 to 15 steps for each),
+// later fewer; the survey gives up at a meeting past twice the first's time.
+TEST(Survey, GivesUpOnceItsRunComesToMakeFewBursts) {
+  const SurveyEnd end = survey_builtin_ring(8);
+  EXPECT_TRUE(end.outcome.whole_transfers_conflicted);
+  EXPECT_FALSE(end.outcome.too_many_met);
+  EXPECT_GT(end.stopped_ns, 2 * 109735.231);
+  EXPECT_LT(end.stopped_ns, 6.0e6);
+  EXPECT_LT(end.burst_steps, 8.0);
+}
+
 }  // namespace
 }  // namespace ars
