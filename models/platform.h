@@ -85,7 +85,7 @@ class Platform : public sc_core::sc_module {
   Outcome run(const sc_core::sc_time& limit);
 
   int ranks() const { return static_cast<int>(rank_devices_.size()); }
-  // The steps the run made so far would have been burst by burst (each burst a step where a
+  // How many steps the run so far would have made burst by burst (each burst a step where a
   // transfer timed whole is one) for each step it made.
   double burst_steps_per_whole_step() const;
   const MemoryMap& memory() const { return memory_; }
@@ -111,7 +111,8 @@ class Platform : public sc_core::sc_module {
   static constexpr std::uint64_t kMetShare = 16;
   bool too_many_met() const;
   // A surveying run's meeting: once in a while, stops the run soon when too many of the
-  // transfers made have met.
+  // transfers made have met, or its bursts have come to cost fewer than survey_burst_steps
+  // steps for each.
   void surveyed_meeting();
   std::string describe_blocked_ranks();
   std::string describe_mixed_write(int rank, std::uint64_t address,

@@ -513,8 +513,8 @@ RunResult run_allreduce(const RunRequest& request) {
     }
     if (first_meeting.empty()) first_meeting = meeting.conflict;
     // Marks for the next try (see kResourceTries), unless two notifies met (served at once
-    // either way), too many transfers met or tries have run out: then every transfer goes
-    // burst by burst.
+    // either way), too many transfers met, the bursts cost little and resources do not settle
+    // it, or tries have run out: then every transfer goes burst by burst.
     std::vector<std::string> resources = attempt.burst_resources;
     std::unordered_set<std::string> known(resources.begin(), resources.end());
     for (const std::string& place : meeting.places) {
