@@ -464,7 +464,7 @@ TEST(BadInput, UnreadableConfigIsNamed) {
 TEST(BadInput, TheScriptsRefuseArgumentsTheyCannotRead) {
   ScratchDir dir;
   const std::string source = ARS_SOURCE_DIR;
-  const std::pair<std::string, const char*> cases[] = {
+  const std::pair<std::string, std::string> cases[] = {
       {"bench/peers/simgrid_ring.sh 256 1MiX",
        "simgrid_ring.sh: BYTES_PER_RANK '1MiX' must be a whole number of bytes"},
       {"bench/peers/simgrid_ring.sh 0",
@@ -475,7 +475,15 @@ TEST(BadInput, TheScriptsRefuseArgumentsTheyCannotRead) {
       {"scripts/costcard_slurm.sh", "costcard_slurm.sh: no OUTDIR"},
       {"env -u SLURM_ARRAY_TASK_ID scripts/costcard_slurm.sh " + (dir / "out"),
        "costcard_slurm.sh: not a Slurm array task"},
+      {"scripts/plot_scale.py " + (dir / "out") + " " + (dir / "missing.json"),
+       "plot_scale.py: " + (dir / "missing.json") + ": [Errno 2]"},
+      {"scripts/plot_scale.py " + (dir / "out") + " " + (dir / "none.json"),
+       "plot_scale.py: " + (dir / "none.json") +
+           ": fewer than two RingTimingOnly/ring8_quiet points to draw"},
+      {"scripts/plot_scale.py " + (dir / "out") + " x.json --target 4096",
+       "plot_scale.py: --target 4096: expected P=SECONDS, as 4096=60"},
   };
+  std::ofstream(dir / "none.json") << R"({"benchmarks": []})";
   for (const auto& [command, message] : cases) {
     const std::string err = dir / "err.txt";
     const int status =

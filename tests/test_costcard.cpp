@@ -1,6 +1,6 @@
 // Cost cards (sim/studies/cards.h) and the costcard subcommand: cards hold exactly for bytes and
 // rounds, match the simulated time within 1 % on the ideal platform, and the sweep's outputs
-// (CSV, crossover, exit codes) say what they should.
+// (CSV, crossover, exit codes) say what they should; the plot scripts draw what they print.
 #include <gtest/gtest.h>
 #include <cctype>
 
@@ -68,6 +68,20 @@ int run_binary(const std::string& args, std::string& output) {
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + name;
+}
+
+// A PNG's pHYs chunk: pixels per metre (150 dpi = 150 / 0.0254 = 5905.5, written as 5906); 0
+// when the file or the chunk is missing.
+std::uint32_t png_pixels_per_metre(const std::string& path) {
+  std::ifstream png(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(png)), std::istreambuf_iterator<char>());
+  const std::size_t at = bytes.find("pHYs");
+  if (at == std::string::npos || at + 8 > bytes.size()) return 0;
+  std::uint32_t per_metre = 0;
+  for (int i = 0; i < 4; ++i) {
+    per_metre = per_metre << 8 | static_cast<unsigned char>(bytes[at + 4 + i]);
+  }
+  return per_metre;
 }
 
 std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
@@ -494,19 +508,41 @@ TEST(CostcardCommand, PlotsOfTwoPlatformsKeepTheirOwnNames) {
               0);
   }
   for (const char* name : {"/costcard_a2a3_P2_fp32_sum.png", "/costcard_ring8_P2_fp32_sum.png"}) {
-    std::ifstream png(dir + name, std::ios::binary);
-    ASSERT_TRUE(png.good()) << name;
-    const std::string bytes((std::istreambuf_iterator<char>(png)),
-                            std::istreambuf_iterator<char>());
-    // PNG's pHYs chunk: pixels per metre, 150 dpi = 150 / 0.0254 = 5905.5, written as 5906.
-    const std::size_t at = bytes.find("pHYs");
-    ASSERT_NE(at, std::string::npos) << name;
-    std::uint32_t per_metre = 0;
-    for (int i = 0; i < 4; ++i) {
-      per_metre = per_metre << 8 | static_cast<unsigned char>(bytes[at + 4 + i]);
-    }
-    EXPECT_EQ(per_metre, 5906u) << name;
+    EXPECT_EQ(png_pixels_per_metre(dir + name), 5906u) << name;
   }
+}
+
+// bench_scale's results drawn by scripts/plot_scale.py: the hand ring's quiet family alone (the
+// full report's point and a point that failed are left out), each point's wall time shared
+// over its P(2P-2) rank-rounds and its memory over its ranks, printed as drawn.
+TEST(ScalePlot, PrintsWhatItDrawsOfTheQuietRingAlone) {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "python3-matplotlib is not installed";
+  }
+  const std::string bench = temp_path("bench_scale.json");
+  std::ofstream(bench) << R"({"benchmarks": [
+    {"name": "RingTimingOnly/ring8_quiet/8/iterations:1/manual_time",
+     "process_wall_s": 0.112, "peak_rss_MiB": 10},
+    {"name": "RingTimingOnly/ring8/1024/iterations:1/manual_time",
+     "process_wall_s": 8, "peak_rss_MiB": 400},
+    {"name": "RingTimingOnly/ring8_quiet/1024/iterations:1/manual_time",
+     "process_wall_s": 5.234688, "peak_rss_MiB": 100},
+    {"name": "RingTimingOnly/ring8_quiet/4096/iterations:1/manual_time",
+     "error_occurred": true}]})";
+  const std::string png = temp_path("scale.png");
+  const std::string printed = temp_path("scale.txt");
+  ASSERT_EQ(std::system((ARS_SOURCE_DIR "/scripts/plot_scale.py " + png + " " + bench +
+                         " --target 4096=60 > " + printed)
+                            .c_str()),
+            0);
+  std::ifstream in(printed);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // 0.112 s / (8 x 14) = 1 ms; 5.234688 s / (1024 x 2046) = 2.4985 us; 10 MiB / 8 = 1280 KiB.
+  EXPECT_EQ(text,
+            "P\twall_s\trank_rounds\tus_per_rank_round\tpeak_MiB\tKiB_per_rank\n"
+            "8\t0.112\t112\t1000.000\t10\t1280.0\n"
+            "1024\t5.23469\t2095104\t2.499\t100\t100.0\n");
+  EXPECT_EQ(png_pixels_per_metre(png), 5906u);
 }
 
 // --timing-only moves no payload: every time, count and card of the sweep is the same as with
