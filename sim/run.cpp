@@ -491,15 +491,25 @@ RunResult run_allreduce(const RunRequest& request) {
     return *simulate(request, kernel, problem, layout, Attempt{});
   Attempt attempt{true, {}, {}, 0};
   std::string first_meeting;
+  // The copies share the clock (a monotonic one): each knows when the first try began.
+  const auto tries_start = std::chrono::steady_clock::now();
   for (int tries = 1;; ++tries) {
     Standby standby;
+    const auto run_start = std::chrono::steady_clock::now();
+    // A copy taking over to go burst by burst follows this round's try; a try that holds, the
+    // tries of the rounds before.
+    const auto tried = [&](RunResult& result, int before) {
+      result.bursts_because = first_meeting;
+      result.tries_before = before;
+      result.tries_wall_seconds = std::chrono::duration<double>(run_start - tries_start).count();
+    };
     if (standby.taking_over()) {
       const Handover handover = Handover::read(standby.told());
       first_meeting = handover.first_meeting;
       attempt = handover.attempt;
       if (attempt.whole_transfers) continue;  // this copy makes the next try
       RunResult result = *simulate(request, kernel, problem, layout, attempt);
-      result.bursts_because = first_meeting;
+      tried(result, tries);
       return result;
     }
     // Tries marking transfers survey, but for the last.
@@ -508,7 +518,7 @@ RunResult run_allreduce(const RunRequest& request) {
     std::optional<RunResult> result =
         simulate(request, kernel, problem, layout, attempt, survey, &meeting);
     if (result) {
-      result->bursts_because = first_meeting;
+      tried(*result, tries - 1);
       return std::move(*result);
     }
     if (first_meeting.empty()) first_meeting = meeting.conflict;

@@ -93,6 +93,10 @@ struct RunResult {
   std::vector<std::string> bursts_through;
   // With whole_transfers: how many transfers ran burst by burst as they met in a try before.
   std::size_t bursts_of = 0;
+  // The tries made before this run, which met (0: none), and the wall time they took: a run
+  // whose tries cost more than they save says so (--detailed-bursts skips them).
+  int tries_before = 0;
+  double tries_wall_seconds = 0;
   double rtol = 0;
   double atol = 0;
 };

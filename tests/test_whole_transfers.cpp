@@ -337,14 +337,17 @@ TEST(WholeTransfers, MeetingTransfersFallBackToBursts) {
   ASSERT_NE(clause, std::string::npos) << whole.run.out;
   int puller = -1, other = -1, memory = -1, end = 0;
   unsigned transfer = 0, other_transfer = 0;
-  double at_ns = 0;
-  ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
-                        "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
-                        "on dev%d.memory_port at %lf ns, both starting there at that instant)%n",
-                        &puller, &transfer, &other, &other_transfer, &memory, &at_ns, &end),
-            6)
+  double at_ns = 0, tried_s = -1;
+  ASSERT_EQ(
+      std::sscanf(whole.run.out.c_str() + clause,
+                  "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
+                  "on dev%d.memory_port at %lf ns, both starting there at that instant; the "
+                  "try before took %lf s)%n",
+                  &puller, &transfer, &other, &other_transfer, &memory, &at_ns, &tried_s, &end),
+      7)
       << whole.run.out;
   EXPECT_GT(end, 0);
+  EXPECT_GE(tried_s, 0.0);  // the one try, which met
   EXPECT_GT(at_ns, 0.0);
   EXPECT_NE(puller, other);
   EXPECT_NE(memory, puller);
@@ -389,6 +392,13 @@ TEST_P(RhdFold, OnlyTheTransfersThatMetGoBurstByBurst) {
   EXPECT_EQ(memory, other);
   // At least the first try's: eight reads and the eight partners' own transfers they met.
   EXPECT_GE(marked, 16u);
+  // The first try and a survey (on 5 servers a second survey finds the last few).
+  int tries = 0;
+  const std::size_t told = redone.find("; the ");
+  ASSERT_NE(told, std::string::npos) << redone;
+  ASSERT_EQ(std::sscanf(redone.c_str() + told, "; the %d tries before took %*f s)", &tries), 1)
+      << redone.substr(told);
+  EXPECT_EQ(tries, servers == 5 ? 3 : 2);
   expect_same_both_ways(args);
 }
 
@@ -408,7 +418,7 @@ TEST(WholeTransfers, AMeetingInsideAnotherTransfersBurstsNamesTheirSpan) {
   ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
                         "on dev%d.memory_port at %lf ns, inside dev%d's bursts there (%lf to %lf "
-                        "ns))%n",
+                        "ns); the try before took %*f s)%n",
                         &asker, &transfer, &other, &other_transfer, &memory, &at_ns, &named,
                         &from_ns, &until_ns, &end),
             9)
@@ -436,7 +446,7 @@ TEST(WholeTransfers, TheBlocksOfOneRankAreToldApart) {
   ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d block %d's transfer %u and dev%d's "
                         "transfer %u met on dev%d.memory_port at %lf ns, both starting there at "
-                        "that instant)%n",
+                        "that instant; the try before took %*f s)%n",
                         &device, &block, &transfer, &other, &other_transfer, &memory, &at_ns, &end),
             7)
       << clause;
@@ -462,7 +472,8 @@ TEST(WholeTransfers, NotifiesMeetingOnAMemorysAtomicsFallBackToBursts) {
   double at_ns = 0;
   ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d's notify and dev%d's notify met on "
-                        "dev%d.signal_atomics at %lf ns, both starting there at that instant)%n",
+                        "dev%d.signal_atomics at %lf ns, both starting there at that instant; the "
+                        "try before took %*f s)%n",
                         &asker, &other, &memory, &at_ns, &end),
             4)
       << clause;
@@ -498,7 +509,7 @@ TEST(WholeTransfers, ANotifyInsideATransfersBurstsFallsBackToBursts) {
   ASSERT_EQ(std::sscanf(clause.c_str(),
                         "; redone burst by burst: dev%d's notify and dev%d's transfer %u met on "
                         "dev%d.link_to_%d at %lf ns, inside dev%d's bursts there (%lf to %lf "
-                        "ns))%n",
+                        "ns); the try before took %*f s)%n",
                         &notifier, &owner, &transfer, &from, &to, &at_ns, &named, &from_ns,
                         &until_ns, &end),
             9)
@@ -538,8 +549,8 @@ TEST(WholeTransfers, AClusterRingRunsOnlyItsSpineTransfersBurstByBurst) {
 // On 4 servers the tries spread: the spine first, then, with its transfers burst by burst, the
 // memory ports of the NPUs around it, most of the bytes the run moves: a survey of the run
 // finds too many transfers meeting there to run only those burst by burst. Every transfer goes
-// burst by burst; the report names the first meeting of all (the spine's tie), and the bytes
-// are the run's made wholly burst by burst.
+// burst by burst; the report names the first meeting of all (the spine's tie) and the three
+// tries, and the bytes are the run's made wholly burst by burst.
 TEST(WholeTransfers, MeetingsThatSpreadEndBurstByBurst) {
   const std::vector<std::string> args = cluster_ring("4");
   const Outputs whole = run(args, false);
@@ -551,7 +562,7 @@ TEST(WholeTransfers, MeetingsThatSpreadEndBurstByBurst) {
   ASSERT_EQ(std::sscanf(whole.run.out.c_str() + clause,
                         "; redone burst by burst: dev%*d's transfer %*u and dev%*d's transfer %*u "
                         "met on spine%d.down_to_leaf0 at %*f ns, both starting there at that "
-                        "instant)%n",
+                        "instant; the 3 tries before took %*f s)%n",
                         &spine, &end),
             1)
       << whole.run.out.substr(clause);
@@ -560,7 +571,9 @@ TEST(WholeTransfers, MeetingsThatSpreadEndBurstByBurst) {
 }
 
 // On a cluster the ring's cross-server flows (NPU 7 of one server to NPU 0 of the next) cross
-// the spines to leaf 0 together: the run names a spine's link down to leaf 0 and a tie.
+// the spines to leaf 0 together: the run names a spine's link down to leaf 0 and a tie. Five
+// tries come before its run burst by burst: one marks that link, the next meets on a memory port
+// and marks the transfers that met, two survey, and the last meets again.
 TEST(WholeTransfers, TheClusterRingsCrossServerFlowsStartTogetherOnASpine) {
   const std::vector<std::string> args = cluster_ring("2");
   const std::string clause = fallback_clause(args);
@@ -568,12 +581,12 @@ TEST(WholeTransfers, TheClusterRingsCrossServerFlowsStartTogetherOnASpine) {
   int asker = -1, other = -1, spine = -1, end = 0;
   unsigned transfer = 0, other_transfer = 0;
   double at_ns = 0;
-  ASSERT_EQ(
-      std::sscanf(clause.c_str(),
-                  "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
-                  "on spine%d.down_to_leaf0 at %lf ns, both starting there at that instant)%n",
-                  &asker, &transfer, &other, &other_transfer, &spine, &at_ns, &end),
-      6)
+  ASSERT_EQ(std::sscanf(clause.c_str(),
+                        "; redone burst by burst: dev%d's transfer %u and dev%d's transfer %u met "
+                        "on spine%d.down_to_leaf0 at %lf ns, both starting there at that instant; "
+                        "the 5 tries before took %*f s)%n",
+                        &asker, &transfer, &other, &other_transfer, &spine, &at_ns, &end),
+            6)
       << clause;
   EXPECT_GT(end, 0);
   // NPU 0 of each server pulls from NPU 7 of the other (devices 0 and 8 of 16).

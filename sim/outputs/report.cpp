@@ -330,6 +330,12 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
       }
       out << " burst by burst: " << result.bursts_because;
     }
+    if (result.tries_before > 0) {
+      out << std::setprecision(3) << "; "
+          << (result.tries_before == 1 ? std::string("the try")
+                                       : "the " + std::to_string(result.tries_before) + " tries")
+          << " before took " << result.tries_wall_seconds << " s";
+    }
     out << ")\n";
   }
   out << std::setprecision(6) << std::defaultfloat;
