@@ -496,8 +496,8 @@ RunResult run_allreduce(const RunRequest& request) {
   for (int tries = 1;; ++tries) {
     Standby standby;
     const auto run_start = std::chrono::steady_clock::now();
-    // A copy taking over to go burst by burst follows this round's try; a try that holds, the
-    // tries of the rounds before.
+    // A copy taking over to go burst by burst follows this round's try (none when the copy could
+    // not be made: it was told nothing); a try that holds, the tries of the rounds before.
     const auto tried = [&](RunResult& result, int before) {
       result.bursts_because = first_meeting;
       result.tries_before = before;
@@ -509,7 +509,7 @@ RunResult run_allreduce(const RunRequest& request) {
       attempt = handover.attempt;
       if (attempt.whole_transfers) continue;  // this copy makes the next try
       RunResult result = *simulate(request, kernel, problem, layout, attempt);
-      tried(result, tries);
+      tried(result, standby.told().empty() ? tries - 1 : tries);
       return result;
     }
     // Tries marking transfers survey, but for the last.
