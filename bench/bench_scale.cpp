@@ -139,8 +139,9 @@ void RankCounts(benchmark::internal::Benchmark* points) {
   points->Arg(8)->Arg(256)->Arg(1024)->Arg(4096)->UseManualTime()->Iterations(1)->Unit(
       benchmark::kSecond);
 }
-// The quiet ring at every power of two from 64 on: the wall time of a rank-round stays flat while
-// the ranks' state fits the host's caches, and climbs once it does not (scripts/plot_scale.py).
+// The quiet ring at 8 and at every power of two from 64 on: the wall time of a rank-round stays
+// flat while the ranks' state fits the host's caches, and climbs once it does not
+// (scripts/plot_scale.py).
 void QuietRankCounts(benchmark::internal::Benchmark* points) {
   for (const int p : {8, 64, 256, 512, 1024, 2048, 4096}) points->Arg(p);
   points->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);

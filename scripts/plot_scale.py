@@ -8,8 +8,9 @@ BENCH.json is Google Benchmark's JSON output of bench_scale
 hand ring's family (RingTimingOnly/ring8_quiet by default) the left panel shows the whole
 process's wall time for each rank-round (one of a rank's 2(P-1) rounds: the ring's work grows
 as P(2P-2) rank-rounds; at small P the process's set-up dominates) and the right one the peak
-resident memory, both against P on logarithmic axes. Each --target draws the wall time for each rank-round that a whole process of SECONDS at P
-would take. It also prints what it draws, one line per P. Needs Debian's python3-matplotlib; run with Debian's /usr/bin/python3.
+resident memory, both against P on logarithmic axes. Each --target draws the wall time for
+each rank-round that a whole process of SECONDS at P would take. It also prints what it draws,
+one line per P. Needs Debian's python3-matplotlib; run with Debian's /usr/bin/python3.
 """
 import argparse
 import json
@@ -50,9 +51,12 @@ def read_points(path, family):
             continue
         try:
             p = int(name[len(prefix):].split("/")[0])
+            if p < 2:
+                raise ValueError
             runs[p].append((float(bench["process_wall_s"]), float(bench["peak_rss_MiB"])))
         except (ValueError, KeyError):
-            refuse(f"{path}: {name} has no rank count, process_wall_s or peak_rss_MiB")
+            refuse(f"{path}: {name} has no rank count of 2 or more, process_wall_s or "
+                   "peak_rss_MiB")
     if len(runs) < 2:
         refuse(f"{path}: fewer than two {family} points to draw")
     return [(p, statistics.median(wall for wall, _ in runs[p]), max(rss for _, rss in runs[p]))
