@@ -32,6 +32,15 @@ constexpr std::uint64_t kRecordsHeld = 128;
   SC_REPORT_ERROR(engine, message.str().c_str());
 }
 
+// Sets up a burst leaving at `issue` to ask then, and returns that time as its delay: zero burst
+// by burst, where it asks at its leaving time; offset from now when timed whole.
+sc_time ask(const sc_core::sc_object& engine, BurstTiming& timing, const sc_time& issue) {
+  const sc_time delay = issue - current_time(engine);
+  timing.reset(delay);
+  timing.claim.at = issue;
+  return delay;
+}
+
 }  // namespace
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device,
@@ -224,17 +233,89 @@ bool DmaEngine::done(std::uint64_t ticket, const sc_time& at) const {
   return time_of(ticket, Milestone::Landed, landed) && landed <= at;
 }
 
+sc_time DmaEngine::leave(Progress& progress, std::uint64_t bytes, std::uint64_t offset) const {
+  const sc_time issue = progress.issued_by;
+  progress.issued_by =
+      progress.start + ps(std::floor(std::min(offset + burst_bytes_, bytes) / progress.rate));
+  return issue;
+}
+
+bool DmaEngine::passed_burst(Progress& progress, std::uint64_t ticket,
+                             const tlm::tlm_generic_payload& trans, BurstTiming& timing,
+                             std::uint64_t address, const sc_time& asked_at,
+                             const sc_time& issued_by) {
+  if (!trans.is_response_ok()) {
+    report_burst_failure(name(), address);
+    times_[ticket].finish_ps = progress.finish.value();
+    return false;
+  }
+  if (timing.claim.conflict) {
+    note_conflict(timing.flow, timing.claim);
+    if (!survey_) {
+      times_[ticket].finish_ps = progress.finish.value();
+      return false;
+    }
+    timing.claim.conflict = false;  // goes on as if it had met nothing
+  }
+  const sc_time passed = asked_at + timing.tail;
+  const sc_time landed = std::max(issued_by, passed) + timing.latency;
+  if (landed >= progress.finish) {
+    progress.finish = landed;
+    progress.limit = passed > issued_by ? timing.limit : TransferLimit{};
+    progress.held = passed > issued_by ? passed - issued_by : sc_core::SC_ZERO_TIME;
+    progress.latency = timing.latency;
+  }
+  return true;
+}
+
+// A transfer timed whole of more than one burst, as one transaction: its bursts ask one after
+// another as the targets serve them, and its progress is the train's own until it is back.
+class DmaEngine::Train final : public BurstTrain {
+ public:
+  Train(DmaEngine& engine, const Progress& progress, const Request& request, std::uint64_t ticket,
+        tlm::tlm_generic_payload& trans, BurstTiming& timing)
+      : BurstTrain(engine.burst_bytes_),
+        engine_(engine),
+        progress_(progress),
+        request_(request),
+        ticket_(ticket),
+        trans_(trans),
+        timing_(timing) {}
+  sc_time leaves(std::uint64_t offset) override {
+    offset_ = offset;
+    return ask(engine_, timing_, engine_.leave(progress_, request_.bytes, offset));
+  }
+  bool passed() override {
+    ended_ =
+        !engine_.passed_burst(progress_, ticket_, trans_, timing_, request_.gm_address + offset_,
+                              current_time(engine_), progress_.issued_by);
+    return !ended_;
+  }
+  const Progress& progress() const { return progress_; }
+  bool ended() const { return ended_; }
+
+ private:
+  DmaEngine& engine_;
+  Progress progress_;
+  const Request& request_;
+  std::uint64_t ticket_;
+  tlm::tlm_generic_payload& trans_;
+  BurstTiming& timing_;
+  std::uint64_t offset_ = 0;
+  bool ended_ = false;
+};
+
 void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue, const sc_time& at,
                         bool queue_thread) {
   const bool whole = timed_whole(request, ticket);
-  const double rate = rate_bytes_per_ps(request);
-  const sc_time start = at + setup_;
-  sc_time finish = start;
-  // The burst that lands last names what bound the transfer: its queue's rate when it landed
-  // as soon as it was issued, else the resource that held it longest.
-  TransferLimit limit;
-  sc_time held = sc_core::SC_ZERO_TIME;
-  sc_time latency = sc_core::SC_ZERO_TIME;
+  // Bursts leave at the queue's rate, timed from the start so rounding never accumulates. The
+  // burst that lands last names what bound the transfer: its queue's rate when it landed as
+  // soon as it was issued, else the resource that held it longest.
+  Progress progress;
+  progress.start = at + setup_;
+  progress.rate = rate_bytes_per_ps(request);
+  progress.issued_by = progress.start;
+  progress.finish = progress.start;
 
   // The queue's payload: no other transfer uses it meanwhile (the queue runs one at a time).
   QueuePayload& payload = queue_payload(queue);
@@ -263,53 +344,41 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
   if (whole && queue_thread) {
     // The first burst leaves at the start, as it does burst by burst; the others are
     // reserved now, each with its own leaving time as the annotated delay.
-    if (start > current_time(*this)) sc_core::wait(start - current_time(*this));
+    if (progress.start > current_time(*this)) sc_core::wait(progress.start - current_time(*this));
   }
 
-  // Reads what a burst met on its way: false when it failed or met a conflict, which ends the
-  // transfer.
-  auto passed_burst = [&](const sc_time& asked_at, const sc_time& issued_by) {
-    if (!trans.is_response_ok()) {
-      report_burst_failure(name(), trans.get_address());
-      times_[ticket].finish_ps = finish.value();
-      return false;
-    }
-    if (timing->claim.conflict) {
-      note_conflict(timing->flow, timing->claim);
-      if (!survey_) {
-        times_[ticket].finish_ps = finish.value();
-        return false;
-      }
-      timing->claim.conflict = false;  // goes on as if it had met nothing
-    }
-    const sc_time passed = asked_at + timing->tail;
-    const sc_time landed = std::max(issued_by, passed) + timing->latency;
-    if (landed >= finish) {
-      finish = landed;
-      limit = passed > issued_by ? timing->limit : TransferLimit{};
-      held = passed > issued_by ? passed - issued_by : sc_core::SC_ZERO_TIME;
-      latency = timing->latency;
-    }
-    return true;
-  };
-  // Burst by burst, the interconnect serves a burst once its instant is over (see
-  // Interconnect); the queue reads it after its next wait, before the payload is reused.
+  // Timed whole, a transfer of more than one burst goes down as one transaction (see
+  // BurstTrain), every burst asking at once with its leaving time as the annotated delay.
+  const bool as_train = whole && request.bytes > burst_bytes_;
+  if (as_train) {
+    trans.set_address(request.gm_address);
+    trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset);
+    trans.set_data_length(static_cast<unsigned int>(request.bytes));
+    trans.set_streaming_width(static_cast<unsigned int>(request.bytes));
+    trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    Train train(*this, progress, request, ticket, trans, *timing);
+    timing->train = &train;
+    sc_time delay = sc_core::SC_ZERO_TIME;
+    to_noc->b_transport(trans, delay);
+    timing->train = nullptr;
+    if (train.ended()) return;
+    progress = train.progress();
+  }
+  // Otherwise one transaction a burst. Burst by burst, the interconnect serves a burst once
+  // its instant is over (see Interconnect); the queue reads it after its next wait, before the
+  // payload is reused.
   bool asked = false;
   sc_time asked_at;
   sc_time asked_issued_by;
   auto passed_asked = [&] {
     while (timing->waiting) sc_core::wait(*timing->served);
     asked = false;
-    return passed_burst(asked_at, asked_issued_by);
+    return passed_burst(progress, ticket, trans, *timing, trans.get_address(), asked_at,
+                        asked_issued_by);
   };
-
-  // Bursts leave at the queue's rate, timed from the start so rounding never accumulates; a
-  // burst leaves when the one before it has been issued.
-  sc_time issued_by = start;
-  for (std::uint64_t offset = 0; offset < request.bytes; offset += burst_bytes_) {
+  for (std::uint64_t offset = 0; !as_train && offset < request.bytes; offset += burst_bytes_) {
     const std::uint64_t length = std::min(burst_bytes_, request.bytes - offset);
-    const sc_time issue = issued_by;
-    issued_by = start + ps(std::floor((offset + length) / rate));
+    const sc_time issue = leave(progress, request.bytes, offset);
     if (!whole && issue > current_time(*this)) sc_core::wait(issue - current_time(*this));
     if (asked && !passed_asked()) return;
     trans.set_address(request.gm_address + offset);
@@ -317,32 +386,31 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
     trans.set_data_length(static_cast<unsigned int>(length));
     trans.set_streaming_width(static_cast<unsigned int>(length));
     trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    // Offsets from now: zero burst by burst, the burst's leaving time when timed whole.
-    sc_time delay = issue - current_time(*this);
-    timing->reset(delay);
-    timing->claim.at = issue;
+    sc_time delay = ask(*this, *timing, issue);
     to_noc->b_transport(trans, delay);
     if (whole) {
-      if (!passed_burst(current_time(*this), issued_by)) return;
+      if (!passed_burst(progress, ticket, trans, *timing, trans.get_address(), current_time(*this),
+                        progress.issued_by))
+        return;
     } else {
       asked = true;
       asked_at = current_time(*this);
-      asked_issued_by = issued_by;
+      asked_issued_by = progress.issued_by;
     }
   }
   // The queue is free once its last burst has left at the queue's rate; a transfer reserved
   // by submit() only records the time instead of waiting for it.
-  const sc_time& issued_all = issued_by;
+  const sc_time& issued_all = progress.issued_by;
   if (queue_thread && issued_all > current_time(*this))
     sc_core::wait(issued_all - current_time(*this));
   if (asked && !passed_asked()) return;
-  times_[ticket].finish_ps = finish.value();
+  times_[ticket].finish_ps = progress.finish.value();
   times_[ticket].left_ps = issued_all.value();
   if (keep_records_) {
     TransferRecord& record = records_[ticket];
-    record.held_ps = held.value();
-    record.latency_ps = latency.value();
-    record.limit = limit;
+    record.held_ps = progress.held.value();
+    record.latency_ps = progress.latency.value();
+    record.limit = progress.limit;
   }
 }
 

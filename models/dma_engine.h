@@ -6,11 +6,12 @@
 // its next transfer once the last burst has left, without waiting for the data to land.
 // When nothing observes the bursts, a transfer can be timed whole: every burst reserves its
 // resources at once, each as of the time it would have left, with the same arithmetic, and
-// the queue sleeps once. That gives the burst-by-burst answer as long as no other transfer,
-// nor a notify's atomic, asks for the same resources within the span of its bursts, and no
-// two cores' atomics ask for one hold at the same instant; a request that does is a conflict,
-// which stops the simulation (the run is then redone with those transfers, or every one,
-// burst by burst).
+// the queue sleeps once; a transfer of several bursts then goes down as one transaction, a
+// train of bursts (see BurstTrain), which the targets serve burst by burst. That gives the
+// burst-by-burst answer as long as no other transfer, nor a notify's atomic, asks for the same
+// resources within the span of its bursts, and no two cores' atomics ask for one hold at the same
+// instant; a request that does is a conflict, which stops the simulation (the run is then redone
+// with those transfers, or every one, burst by burst).
 #pragma once
 
 #include <cstdint>
@@ -154,6 +155,29 @@ class DmaEngine : public sc_core::sc_module {
   // timed whole, starting at the core's time) only records the time.
   void execute(const Request& request, std::uint64_t ticket, int queue, const sc_core::sc_time& at,
                bool queue_thread);
+  // What a transfer's bursts have shown so far: when the last one asked for has been issued,
+  // when the data has landed, and what bound it.
+  struct Progress {
+    sc_core::sc_time start;  // its first burst leaves (after the set-up)
+    double rate = 0;         // bytes per ps the queue streams it at
+    sc_core::sc_time issued_by;
+    sc_core::sc_time finish;
+    TransferLimit limit;
+    sc_core::sc_time held = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time latency = sc_core::SC_ZERO_TIME;
+  };
+  class Train;
+  // When the burst at `offset` of a transfer of `bytes` leaves: when the one before it has been
+  // issued. Sets issued_by to when this one has.
+  [[gnu::always_inline]] inline sc_core::sc_time leave(Progress& progress, std::uint64_t bytes,
+                                                       std::uint64_t offset) const;
+  // Reads what the burst at `address`, asked at `asked_at`, met on its way: false when it
+  // failed or met a conflict, which ends the transfer.
+  [[gnu::always_inline]] inline bool passed_burst(Progress& progress, std::uint64_t ticket,
+                                                  const tlm::tlm_generic_payload& trans,
+                                                  BurstTiming& timing, std::uint64_t address,
+                                                  const sc_core::sc_time& asked_at,
+                                                  const sc_core::sc_time& issued_by);
   // Records that the transfer starts on `queue` at `at` (records kept).
   void note_start(std::uint64_t ticket, int queue, const sc_core::sc_time& at);
   // The queue an idle engine would start the transfer `ticket` on at `at` (-1: none).

@@ -145,16 +145,12 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
   const std::uint64_t address = trans.get_address() & kLocalMask;
   const std::uint64_t length = trans.get_data_length();
   AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
-  const bool timing_only = trans.get_data_ptr() == nullptr;
-  const bool signal = atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd;
-  // Signal cells live apart from the bytes: any allocated address may hold one.
-  const bool valid = signal ? address <= top_ && length <= top_ - address
-                            : timing_only || in_range(address, length);
-  if (!valid) {
-    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
-  }
-  if (signal) {
+  if (atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd) {
+    // Signal cells live apart from the bytes: any allocated address may hold one.
+    if (address > top_ || length > top_ - address) {
+      trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
     std::int32_t value;
     std::memcpy(&value, trans.get_data_ptr(), sizeof value);
     // Signal atomics are applied one at a time: each holds the memory for gm.atomic_ns.
@@ -172,25 +168,48 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
-
-  const sc_time now = current_time(*this);
   auto* timing = trans.get_extension<BurstTiming>();
+  if (timing == nullptr || timing->train == nullptr) {
+    move_bytes(trans, address, 0, length, atomic, timing, delay);
+    return;
+  }
+  BurstTrain& train = *timing->train;
+  for (std::uint64_t offset = 0; offset < length; offset += train.burst_bytes()) {
+    sc_time burst_delay = train.leaves(offset);
+    move_bytes(trans, address + offset, offset, std::min(train.burst_bytes(), length - offset),
+               atomic, timing, burst_delay);
+    if (!train.passed()) return;
+  }
+}
+
+void GlobalMemory::move_bytes(tlm::tlm_generic_payload& trans, std::uint64_t address,
+                              std::uint64_t offset, std::uint64_t length, const AtomicWrite* atomic,
+                              BurstTiming* timing, sc_time& delay) {
+  std::uint8_t* data = trans.get_data_ptr();
+  if (data != nullptr) {
+    if (!in_range(address, length)) {
+      trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    data += offset;
+  }
+  const sc_time now = current_time(*this);
   const auto slot = port_.reserve(now + delay, length, timing != nullptr ? timing->flow : 0,
                                   timing != nullptr ? &timing->claim : nullptr);
   const bool is_read = trans.is_read();
-  if (!timing_only) {
+  if (data != nullptr) {
     if (is_read) {
-      read_bytes(address, trans.get_data_ptr(), length);
+      read_bytes(address, data, length);
     } else if (atomic != nullptr) {
       // Element-wise: a burst is a whole number of elements, and pages hold whole elements.
       const std::size_t element = dtype_bytes(atomic->dtype);
-      const std::uint8_t* source = trans.get_data_ptr();
+      const std::uint8_t* source = data;
       for_each_piece(address, length, true, [&](std::uint8_t* piece, std::uint64_t bytes) {
         reduce_elements(ReduceOp::Sum, atomic->dtype, piece, source, bytes / element);
         source += bytes;
       });
     } else {
-      write_bytes(address, trans.get_data_ptr(), length);
+      write_bytes(address, data, length);
     }
   }
   const sc_time& latency = is_read ? read_latency_ : write_latency_;

@@ -106,6 +106,12 @@ class GlobalMemory : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  // Reads or writes one burst's bytes, [address, address + length), the transaction's data
+  // from `offset` on, through the port: a transaction's whole length, or one burst of a train.
+  [[gnu::always_inline]] inline void move_bytes(tlm::tlm_generic_payload& trans,
+                                                std::uint64_t address, std::uint64_t offset,
+                                                std::uint64_t length, const AtomicWrite* atomic,
+                                                BurstTiming* timing, sc_core::sc_time& delay);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
   // The first look of `watcher` at or after `landing`.
   static sc_core::sc_time look_after(const Watcher& watcher, const sc_core::sc_time& landing);

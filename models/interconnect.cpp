@@ -68,6 +68,10 @@ const Interconnect::Path& Interconnect::path_from_port(int port, int from, int t
 
 void Interconnect::b_transport(int port, tlm::tlm_generic_payload& trans, sc_time& delay) {
   auto* timing = trans.get_extension<BurstTiming>();
+  if (timing != nullptr && timing->train != nullptr) {
+    serve_train(port, trans, *timing);
+    return;
+  }
   if (timing != nullptr && timing->claim.kind == ClaimKind::Burst) {
     if (asks_.empty()) instant_work_.notify(sc_core::SC_ZERO_TIME);
     asks_.push_back({timing->flow, port, &trans, timing, delay});
@@ -117,6 +121,16 @@ bool Interconnect::burst_by_burst(int from, int to, bool read) {
   return (read ? path(to, from) : path(from, to)).marked;
 }
 
+void Interconnect::clear_paths_if_full() {
+  // Emptied only here, before any path is looked up: the paths a transaction uses stay put
+  // until it has passed.
+  if (paths_.size() >= path_cache_.paths || path_links_ > path_cache_.links) {
+    paths_.clear();
+    path_links_ = 0;
+    for (PathMemo& memo : path_memo_) memo = PathMemo();
+  }
+}
+
 void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming* timing,
                          sc_time& delay) {
   const int source = port_device_.at(port);
@@ -129,13 +143,7 @@ void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming*
     to_memory[target]->b_transport(trans, delay);
     return;
   }
-  // Emptied only here, before any path is looked up: the paths a transaction uses stay put
-  // until it has passed.
-  if (paths_.size() >= path_cache_.paths || path_links_ > path_cache_.links) {
-    paths_.clear();
-    path_links_ = 0;
-    for (PathMemo& memo : path_memo_) memo = PathMemo();
-  }
+  clear_paths_if_full();
   // Data of a read flows from the target back to the source.
   const Path& p =
       trans.is_read() ? path_from_port(port, target, source) : path_from_port(port, source, target);
@@ -157,12 +165,22 @@ void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming*
     delay += p.back_latency;
     return;
   }
+  const sc_time now = current_time(*this);
+  const Crossing crossed = cross_links(p, trans.is_read(), trans.get_data_length(), timing, delay);
+  sc_time memory_delay = crossed.memory_delay;
+  to_memory[target]->b_transport(trans, memory_delay);
+  delay = timing != nullptr
+              ? timing->tail + timing->latency
+              : std::max(memory_delay, crossed.tail - now) + crossed.request + p.latency;
+}
+
+Interconnect::Crossing Interconnect::cross_links(const Path& p, bool is_read, std::uint64_t bytes,
+                                                 BurstTiming* timing, const sc_time& delay) {
   // A read's request crosses the path to the target before any data comes back: one more
   // flight of pipeline latency (the bursts of a transfer still stream behind each other).
-  const sc_time request = trans.is_read() ? p.back_latency : sc_core::SC_ZERO_TIME;
+  const sc_time request = is_read ? p.back_latency : sc_core::SC_ZERO_TIME;
   if (timing != nullptr) timing->add_hop(sc_core::SC_ZERO_TIME, request);
   const sc_time now = current_time(*this);
-  const std::uint64_t bytes = trans.get_data_length();
   const std::uint64_t flow = timing != nullptr ? timing->flow : 0;
   sc_time head = now + delay;
   sc_time tail;
@@ -203,10 +221,62 @@ void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming*
   // A read's bytes leave the target's memory when the request arrives, before they queue for
   // the link; reserving the memory port only once the link is free would put that port's
   // other users (the target itself, other readers) behind this link's backlog.
-  sc_time memory_delay = trans.is_read() ? delay : head - now;
-  to_memory[target]->b_transport(trans, memory_delay);
-  delay = timing != nullptr ? timing->tail + timing->latency
-                            : std::max(memory_delay, tail - now) + request + p.latency;
+  return {is_read ? delay : head - now, tail, request};
+}
+
+// A train of bursts to a peer's memory: the memory serves it, and each burst crosses the links
+// on its way just before, as that burst sent alone would (see serve()).
+class Interconnect::TrainAcrossLinks final : public BurstTrain {
+ public:
+  TrainAcrossLinks(Interconnect& interconnect, const Path& path,
+                   const tlm::tlm_generic_payload& trans, BurstTiming& timing)
+      : BurstTrain(timing.train->burst_bytes()),
+        interconnect_(interconnect),
+        path_(path),
+        is_read_(trans.is_read()),
+        length_(trans.get_data_length()),
+        timing_(timing),
+        initiator_(*timing.train) {}
+  BurstTrain& initiator() { return initiator_; }
+  sc_time leaves(std::uint64_t offset) override {
+    const sc_time delay = initiator_.leaves(offset);
+    const std::uint64_t bytes = std::min(burst_bytes(), length_ - offset);
+    return interconnect_.cross_links(path_, is_read_, bytes, &timing_, delay).memory_delay;
+  }
+  bool passed() override { return initiator_.passed(); }
+
+ private:
+  Interconnect& interconnect_;
+  const Path& path_;
+  bool is_read_;
+  std::uint64_t length_;
+  BurstTiming& timing_;
+  BurstTrain& initiator_;
+};
+
+void Interconnect::serve_train(int port, tlm::tlm_generic_payload& trans, BurstTiming& timing) {
+  const int source = port_device_.at(port);
+  const int target = address_device(trans.get_address());
+  if (target < 0 || target >= devices_) {
+    // As serve() answers each burst: the first fails, which ends the train.
+    timing.train->leaves(0);
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    timing.train->passed();
+    return;
+  }
+  sc_time delay = sc_core::SC_ZERO_TIME;
+  // A device's own memory takes the train as it comes; no link is on its way.
+  if (source == target) {
+    to_memory[target]->b_transport(trans, delay);
+    return;
+  }
+  clear_paths_if_full();
+  const Path& p =
+      trans.is_read() ? path_from_port(port, target, source) : path_from_port(port, source, target);
+  TrainAcrossLinks across(*this, p, trans, timing);
+  timing.train = &across;
+  to_memory[target]->b_transport(trans, delay);
+  timing.train = &across.initiator();
 }
 
 unsigned int Interconnect::transport_dbg(int, tlm::tlm_generic_payload& trans) {

@@ -95,6 +95,23 @@ class Interconnect : public sc_core::sc_module {
   // here from end_instant().
   void serve(int port, tlm::tlm_generic_payload& trans, BurstTiming* timing,
              sc_core::sc_time& delay);
+  // A transaction carrying a whole transfer's bursts (see BurstTrain): the target memory
+  // serves them, each crossing the links on its way first.
+  void serve_train(int port, tlm::tlm_generic_payload& trans, BurstTiming& timing);
+  class TrainAcrossLinks;
+  // One burst of `bytes` crossing the links of `p`, asking at now + `delay`: its timing gains
+  // the hops; the answer is the delay with which it asks for the target memory's port, when
+  // its last byte has left the links (offset from now) and the read request's flight.
+  struct Crossing {
+    sc_core::sc_time memory_delay;
+    sc_core::sc_time tail;
+    sc_core::sc_time request;
+  };
+  [[gnu::always_inline]] inline Crossing cross_links(const Path& p, bool is_read,
+                                                     std::uint64_t bytes, BurstTiming* timing,
+                                                     const sc_core::sc_time& delay);
+  // Empties the path cache once it holds more than path_cache_ allows.
+  void clear_paths_if_full();
   // Once nothing else is left to run at this instant: serves the bursts asked at it, by flow,
   // and stops the simulation if asked to.
   void end_instant();

@@ -22,6 +22,29 @@ inline int address_device(std::uint64_t address) {
   return static_cast<int>(address >> kDeviceShift);
 }
 
+// A transfer timed whole goes down as one transaction over all its bytes, a train of bursts
+// (a TLM-2.0 transaction may be longer than what the path moves at once): each target on the
+// way serves the bursts one after another, each exactly as that burst sent alone, asking the
+// initiator for each burst's leaving time before it and handing it back after it. What one
+// transaction per burst would cost in sockets and extension look-ups is paid once per transfer.
+class BurstTrain {
+ public:
+  explicit BurstTrain(std::uint64_t burst_bytes) : burst_bytes_(burst_bytes) {}
+  std::uint64_t burst_bytes() const { return burst_bytes_; }
+  // Before the burst at `offset` (its bytes from there to the next burst's or the end): sets
+  // up the transaction's BurstTiming for it and returns its annotated delay.
+  virtual sc_core::sc_time leaves(std::uint64_t offset) = 0;
+  // After it, with the transaction's response status and BurstTiming its answer: false ends
+  // the train there (the burst failed, or met a conflict).
+  virtual bool passed() = 0;
+
+ protected:
+  ~BurstTrain() = default;
+
+ private:
+  std::uint64_t burst_bytes_;
+};
+
 // Timing of one burst, accumulated hop by hop. `tail` is when the burst's last byte has
 // passed every bandwidth resource (offset from now); `latency` the path's pipeline latency,
 // paid once per transfer because bursts stream behind each other. `limit` names the hop that
@@ -37,6 +60,7 @@ struct BurstTiming : tlm::tlm_extension<BurstTiming> {
   // when it has been.
   bool waiting = false;
   const sc_core::sc_event* served = nullptr;
+  BurstTrain* train = nullptr;  // the transaction carries a whole transfer's bursts
 
   void reset(const sc_core::sc_time& head) {
     tail = head;

@@ -187,6 +187,29 @@ TEST(DmaEngine, LocalLoadAndStoreTakeSetupPlusBytesOverRatePlusLatency) {
   EXPECT_EQ(stored_ps, 1612000u + 656000u);
 }
 
+// Timed whole, each transfer goes down as one transaction to the device's own memory, which
+// serves its 32 bursts one after another: the same times as above, and the data moved.
+TEST(DmaEngine, LocalTransfersTimedWholeAsOneTransactionTakeTheTimesOfTheirBursts) {
+  const PlatformConfig config = round_config(Topology::FullMesh, 1);
+  Platform::Options options;
+  options.whole_transfers = true;
+  std::uint64_t loaded_ps = 0;
+  std::uint64_t stored_ps = 0;
+  Platform platform(
+      "platform", config, {0}, problem_for(1), layout_for(1),
+      [&](Rank& r) {
+        const Tile tile = r.alloc(kElements, DType::FP32);
+        r.load(tile, r.input(), 0, kElements);
+        loaded_ps = now_ps();
+        r.store(tile, r.output(), 0, kElements);
+        stored_ps = now_ps();
+      },
+      options);
+  ASSERT_TRUE(run(platform).completed);
+  EXPECT_EQ(loaded_ps, 1612000u);
+  EXPECT_EQ(stored_ps, 1612000u + 656000u);
+}
+
 TEST(DmaEngine, GmAddressOffTheFullRateAlignmentRunsAtTheMisalignedRate) {
   const PlatformConfig config = round_config(Topology::FullMesh, 1);
   std::uint64_t loaded_ps = 0;
@@ -239,11 +262,12 @@ constexpr std::uint64_t kAlonePs = kSetupPs + kLinkPs + kPathPs;
 std::vector<std::uint64_t> store_flows(const std::vector<int>& devices, const std::vector<int>& to,
                                        const PlatformConfig& config = round_config(Topology::Switch,
                                                                                    4),
-                                       PathCacheLimit path_cache = {}) {
+                                       PathCacheLimit path_cache = {}, bool whole = false) {
   const int ranks = static_cast<int>(devices.size());
   std::vector<std::uint64_t> elapsed(devices.size(), 0);
   Platform::Options options;
   options.path_cache = path_cache;
+  options.whole_transfers = whole;
   Platform platform(
       "platform", config, devices, problem_for(ranks), layout_for(ranks),
       [&](Rank& r) {
@@ -261,6 +285,14 @@ std::vector<std::uint64_t> store_flows(const std::vector<int>& devices, const st
 
 TEST(Interconnect, RemoteStoreAloneIsBoundByTheLink) {
   const std::vector<std::uint64_t> t = store_flows({0, 1, 2}, {2, -1, -1});
+  EXPECT_EQ(t[0], kAlonePs);
+}
+
+// Timed whole, the store goes down as one transaction (a train of its 32 bursts): each burst
+// still crosses the uplink and downlink, then reaches the memory, as if sent alone.
+TEST(Interconnect, RemoteStoreTimedWholeAsOneTransactionTakesTheTimeOfItsBursts) {
+  const std::vector<std::uint64_t> t =
+      store_flows({0, 1, 2}, {2, -1, -1}, round_config(Topology::Switch, 4), {}, true);
   EXPECT_EQ(t[0], kAlonePs);
 }
 
@@ -308,6 +340,13 @@ TEST(Interconnect, StoreAndForwardSwitchHoldsEachBurstOnTheUplinkFirst) {
   EXPECT_EQ(t[0], kAlonePs + kBurstPs);
 }
 
+TEST(Interconnect, StoreAndForwardTimedWholeHoldsEachBurstOnTheUplinkFirst) {
+  PlatformConfig config = round_config(Topology::Switch, 4);
+  config.switch_forwarding = Forwarding::StoreAndForward;
+  const std::vector<std::uint64_t> t = store_flows({0, 1, 2}, {2, -1, -1}, config, {}, true);
+  EXPECT_EQ(t[0], kAlonePs + kBurstPs);
+}
+
 TEST(Interconnect, RingRoutesTheShortWayRoundHopByHop) {
   // Ring of 4: device 0 -> 2 crosses two link directions (0->1, 1->2), cut-through: the same
   // link time, twice the link latency, no switch. Device 0 -> 3 goes the other way, one hop.
@@ -352,6 +391,26 @@ TEST(Interconnect, RemoteLoadPaysTheRequestFlightAndTheDataFlight) {
                       elapsed = now_ps();
                     },
                     {});
+  ASSERT_TRUE(run(platform).completed);
+  EXPECT_EQ(elapsed, kSetupPs + kLinkPs + 3 * 1000 * 1000);
+}
+
+TEST(Interconnect, RemoteLoadTimedWholeAsOneTransactionPaysTheSameFlights) {
+  // As above, the pull going down as one transaction: its request's flight is paid once per
+  // burst as each crosses the link, so the answer is the same 4124 ns.
+  const PlatformConfig config = round_config(Topology::FullMesh, 2);
+  Platform::Options options;
+  options.whole_transfers = true;
+  std::uint64_t elapsed = 0;
+  Platform platform(
+      "platform", config, {0, 1}, problem_for(2), layout_for(2),
+      [&](Rank& r) {
+        if (r.rank() != 0) return;
+        const Tile tile = r.alloc(kElements, DType::FP32);
+        r.remote_load(tile, r.window("data"), 1, 0, kElements);
+        elapsed = now_ps();
+      },
+      options);
   ASSERT_TRUE(run(platform).completed);
   EXPECT_EQ(elapsed, kSetupPs + kLinkPs + 3 * 1000 * 1000);
 }
