@@ -167,6 +167,12 @@ class DmaEngine : public sc_core::sc_module {
     sc_core::sc_time latency = sc_core::SC_ZERO_TIME;
   };
   class Train;
+  // Sends a transfer timed whole as one transaction, a train of its bursts (see BurstTrain):
+  // false when a burst failed or met a conflict, which ends it. Apart from execute(), so that
+  // the train's state takes no room in the frames of transfers sent burst by burst.
+  [[gnu::noinline]] bool send_train(Progress& progress, const Request& request,
+                                    std::uint64_t ticket, tlm::tlm_generic_payload& trans,
+                                    BurstTiming& timing);
   // When the burst at `offset` of a transfer of `bytes` leaves: when the one before it has been
   // issued. Sets issued_by to when this one has.
   [[gnu::always_inline]] inline sc_core::sc_time leave(Progress& progress, std::uint64_t bytes,

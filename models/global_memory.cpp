@@ -169,15 +169,21 @@ void GlobalMemory::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) 
     return;
   }
   auto* timing = trans.get_extension<BurstTiming>();
-  if (timing == nullptr || timing->train == nullptr) {
-    move_bytes(trans, address, 0, length, atomic, timing, delay);
+  if (timing != nullptr && timing->train != nullptr) {
+    serve_train(trans, address, length, atomic, *timing);
     return;
   }
-  BurstTrain& train = *timing->train;
+  move_bytes(trans, address, 0, length, atomic, timing, delay);
+}
+
+void GlobalMemory::serve_train(tlm::tlm_generic_payload& trans, std::uint64_t address,
+                               std::uint64_t length, const AtomicWrite* atomic,
+                               BurstTiming& timing) {
+  BurstTrain& train = *timing.train;
   for (std::uint64_t offset = 0; offset < length; offset += train.burst_bytes()) {
-    sc_time burst_delay = train.leaves(offset);
+    sc_time delay = train.leaves(offset);
     move_bytes(trans, address + offset, offset, std::min(train.burst_bytes(), length - offset),
-               atomic, timing, burst_delay);
+               atomic, &timing, delay);
     if (!train.passed()) return;
   }
 }

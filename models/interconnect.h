@@ -107,9 +107,8 @@ class Interconnect : public sc_core::sc_module {
     sc_core::sc_time tail;
     sc_core::sc_time request;
   };
-  [[gnu::always_inline]] inline Crossing cross_links(const Path& p, bool is_read,
-                                                     std::uint64_t bytes, BurstTiming* timing,
-                                                     const sc_core::sc_time& delay);
+  Crossing cross_links(const Path& p, bool is_read, std::uint64_t bytes, BurstTiming* timing,
+                       const sc_core::sc_time& delay);
   // Empties the path cache once it holds more than path_cache_ allows.
   void clear_paths_if_full();
   // Once nothing else is left to run at this instant: serves the bursts asked at it, by flow,
