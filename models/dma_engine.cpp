@@ -275,8 +275,9 @@ bool DmaEngine::passed_burst(Progress& progress, std::uint64_t ticket,
   return true;
 }
 
-// A transfer timed whole of more than one burst, as one transaction: its bursts ask one after
-// another as the targets serve them, and its progress is the train's own until it is back.
+// A transfer timed whole of kTrainFromBursts bursts or more, as one transaction: its bursts ask
+// one after another as the targets serve them. The train keeps a copy of the transfer's
+// progress until it is back, a member rather than one more pointer to follow at every burst.
 class DmaEngine::Train final : public BurstTrain {
  public:
   Train(DmaEngine& engine, const Progress& progress, const Request& request, std::uint64_t ticket,

@@ -6,8 +6,8 @@
 // its next transfer once the last burst has left, without waiting for the data to land.
 // When nothing observes the bursts, a transfer can be timed whole: every burst reserves its
 // resources at once, each as of the time it would have left, with the same arithmetic, and
-// the queue sleeps once; a transfer of several bursts then goes down as one transaction, a
-// train of bursts (see BurstTrain), which the targets serve burst by burst. That gives the
+// the queue sleeps once; a transfer of three bursts or more then goes down as one transaction,
+// a train of bursts (see BurstTrain), which the targets serve burst by burst. That gives the
 // burst-by-burst answer as long as no other transfer, nor a notify's atomic, asks for the same
 // resources within the span of its bursts, and no two cores' atomics ask for one hold at the same
 // instant; a request that does is a conflict, which stops the simulation (the run is then redone

@@ -22,7 +22,7 @@ inline int address_device(std::uint64_t address) {
   return static_cast<int>(address >> kDeviceShift);
 }
 
-// A transfer timed whole goes down as one transaction over all its bytes, a train of bursts
+// A transfer timed whole may go down as one transaction over all its bytes, a train of bursts
 // (a TLM-2.0 transaction may be longer than what the path moves at once): each target on the
 // way serves the bursts one after another, each exactly as that burst sent alone, asking the
 // initiator for each burst's leaving time before it and handing it back after it. What one
