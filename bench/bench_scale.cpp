@@ -4,7 +4,9 @@
 //     allreduce-sim -p ring8 --platform.devices P -d all -k ring --size 1MiB --timing-only
 //   and the same at 64 KiB per rank, where from P = 256 on a round's chunk is under the 512 B
 //   full-rate alignment: chunks at different alignments stream at different rates, so the
-//   ranks' times drift apart by a few ns instead of marching in step (ring8_64KiB_quiet)
+//   ranks' times drift apart by a few ns instead of marching in step (ring8_64KiB_quiet), and at
+//   64 MiB per rank on 64 devices, where every transfer is a train of many bursts
+//   (ring8_64MiB_quiet)
 //   ClusterTimingOnly: the hand ring and the hierarchical kernel on a2a3-cluster, P/8 servers,
 //   and the hierarchical kernel with rhd between servers at 1024 and 8192 NPUs
 //     allreduce-sim -p a2a3-cluster --cluster.servers P/8 -d all -k KERNEL --size 1MiB ...
@@ -149,6 +151,10 @@ void QuietRankCounts(benchmark::internal::Benchmark* points) {
 void DriftingRankCounts(benchmark::internal::Benchmark* points) {
   points->Arg(256)->Arg(1024)->Arg(2048)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 }
+// Large transfers: what a transfer's bursts cost when each goes as a train (see BurstTrain).
+void LargeMessageRankCounts(benchmark::internal::Benchmark* points) {
+  points->Arg(64)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+}
 void NpuCounts(benchmark::internal::Benchmark* points) {
   points->Arg(128)->Arg(1024)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 }
@@ -160,6 +166,8 @@ BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("1MiB"), false)->Apply(Rank
 BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, std::string("1MiB"), true)->Apply(QuietRankCounts);
 BENCHMARK_CAPTURE(RingTimingOnly, ring8_64KiB_quiet, std::string("64KiB"), true)
     ->Apply(DriftingRankCounts);
+BENCHMARK_CAPTURE(RingTimingOnly, ring8_64MiB_quiet, std::string("64MiB"), true)
+    ->Apply(LargeMessageRankCounts);
 BENCHMARK_CAPTURE(ClusterTimingOnly, ring_quiet, std::string("ring"), std::string(), true)
     ->Apply(NpuCounts);
 BENCHMARK_CAPTURE(ClusterTimingOnly, hierarchical_quiet, std::string("hierarchical"), std::string(),
