@@ -121,7 +121,13 @@ bool Interconnect::burst_by_burst(int from, int to, bool read) {
   return (read ? path(to, from) : path(from, to)).marked;
 }
 
-void Interconnect::clear_paths_if_full() {
+bool Interconnect::route(int port, const tlm::tlm_generic_payload& trans, int& target,
+                         const Path*& path) {
+  const int source = port_device_.at(port);
+  target = address_device(trans.get_address());
+  if (target < 0 || target >= devices_) return false;
+  path = nullptr;
+  if (source == target) return true;
   // Emptied only here, before any path is looked up: the paths a transaction uses stay put
   // until it has passed.
   if (paths_.size() >= path_cache_.paths || path_links_ > path_cache_.links) {
@@ -129,24 +135,25 @@ void Interconnect::clear_paths_if_full() {
     path_links_ = 0;
     for (PathMemo& memo : path_memo_) memo = PathMemo();
   }
+  // Data of a read flows from the target back to the source.
+  path = trans.is_read() ? &path_from_port(port, target, source)
+                         : &path_from_port(port, source, target);
+  return true;
 }
 
 void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming* timing,
                          sc_time& delay) {
-  const int source = port_device_.at(port);
-  const int target = address_device(trans.get_address());
-  if (target < 0 || target >= devices_) {
+  int target;
+  const Path* path;
+  if (!route(port, trans, target, path)) {
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  if (source == target) {
+  if (path == nullptr) {
     to_memory[target]->b_transport(trans, delay);
     return;
   }
-  clear_paths_if_full();
-  // Data of a read flows from the target back to the source.
-  const Path& p =
-      trans.is_read() ? path_from_port(port, target, source) : path_from_port(port, source, target);
+  const Path& p = *path;
   AtomicWrite* atomic = trans.get_extension<AtomicWrite>();
   if (atomic != nullptr && atomic->kind != AtomicWrite::Kind::DataAdd) {
     // A signal update is a few bytes: it pays the path's latency, not its bandwidth, but it
@@ -255,9 +262,9 @@ class Interconnect::TrainAcrossLinks final : public BurstTrain {
 };
 
 void Interconnect::serve_train(int port, tlm::tlm_generic_payload& trans, BurstTiming& timing) {
-  const int source = port_device_.at(port);
-  const int target = address_device(trans.get_address());
-  if (target < 0 || target >= devices_) {
+  int target;
+  const Path* path;
+  if (!route(port, trans, target, path)) {
     // As serve() answers each burst: the first fails, which ends the train.
     timing.train->leaves(0);
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
@@ -266,14 +273,11 @@ void Interconnect::serve_train(int port, tlm::tlm_generic_payload& trans, BurstT
   }
   sc_time delay = sc_core::SC_ZERO_TIME;
   // A device's own memory takes the train as it comes; no link is on its way.
-  if (source == target) {
+  if (path == nullptr) {
     to_memory[target]->b_transport(trans, delay);
     return;
   }
-  clear_paths_if_full();
-  const Path& p =
-      trans.is_read() ? path_from_port(port, target, source) : path_from_port(port, source, target);
-  TrainAcrossLinks across(*this, p, trans, timing);
+  TrainAcrossLinks across(*this, *path, trans, timing);
   timing.train = &across;
   to_memory[target]->b_transport(trans, delay);
   timing.train = &across.initiator();

@@ -109,8 +109,11 @@ class Interconnect : public sc_core::sc_module {
   };
   Crossing cross_links(const Path& p, bool is_read, std::uint64_t bytes, BurstTiming* timing,
                        const sc_core::sc_time& delay);
-  // Empties the path cache once it holds more than path_cache_ allows.
-  void clear_paths_if_full();
+  // Where a transaction from `port` goes: false when its address names no device; else its
+  // target device and the path of links there (nullptr to the port's own device's memory).
+  // Empties the path cache first once it holds more than path_cache_ allows.
+  [[gnu::always_inline]] inline bool route(int port, const tlm::tlm_generic_payload& trans,
+                                           int& target, const Path*& path);
   // Once nothing else is left to run at this instant: serves the bursts asked at it, by flow,
   // and stops the simulation if asked to.
   void end_instant();
