@@ -67,13 +67,27 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
       misaligned_factor_(config.dma_misaligned_rate_factor),
       queues_(config.dma_queues),
       busy_vars_(config.dma_queues, -1) {
-  for (int q = 0; q < config.dma_queues; ++q) {
-    if (q > 0) more_payloads_.push_back(std::make_unique<QueuePayload>());
+  for (int q = 1; q < config.dma_queues; ++q)
+    more_payloads_.push_back(std::make_unique<QueuePayload>());
+}
+
+// Made while the simulation runs, the threads start as threads made at elaboration would
+// resume: at the notify of work that announced the transfer, not at once (which would take it
+// a delta cycle early), and named in the engine, not in the submitting core's process.
+void DmaEngine::make_queue_threads() {
+  if (before_queue_threads_) before_queue_threads_();
+  queue_threads_made_ = true;
+  sc_core::sc_simcontext& context = *sc_core::sc_get_curr_simcontext();
+  context.hierarchy_push(this);
+  for (int q = 0; q < static_cast<int>(queues_.size()); ++q) {
     sc_core::sc_spawn_options spawn;
     spawn.set_stack_size(kQueueStackBytes);
+    spawn.dont_initialize();
+    spawn.set_sensitivity(&work_);
     sc_core::sc_spawn([this, q] { queue_thread(q); }, ("queue" + std::to_string(q)).c_str(),
                       &spawn);
   }
+  context.hierarchy_pop();
 }
 
 DmaEngine::QueuePayload::QueuePayload() {
@@ -151,6 +165,7 @@ std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
     times_[ticket].issued = true;
     return ticket;
   }
+  if (!queue_threads_made_) make_queue_threads();
   pending_.push_back({ticket, request});
   work_.notify(sc_core::SC_ZERO_TIME);
   return ticket;

@@ -111,6 +111,15 @@ class DmaEngine : public sc_core::sc_module {
 
   void attach_trace(TraceSink* sink, const std::string& scope);
 
+  // A queue's SystemC thread is made the first time a transfer waits for a queue (a run that
+  // times transfers whole mostly has its core's thread reserve them, and never needs one);
+  // `check` is called first and may throw to refuse (each thread takes a stack and two of the
+  // process's memory mappings). Set before the simulation starts.
+  void before_queue_threads(std::function<void()> check) {
+    before_queue_threads_ = std::move(check);
+  }
+  bool has_queue_threads() const { return queue_threads_made_; }
+
   // Times every transfer as one step (see above); set before the simulation starts.
   void time_transfers_whole(bool on) { whole_ = on; }
   bool transfers_timed_whole() const { return whole_; }
@@ -149,6 +158,7 @@ class DmaEngine : public sc_core::sc_module {
 
  private:
   void end_of_elaboration() override;
+  void make_queue_threads();
   void queue_thread(int queue);
   // Issues the transfer's bursts, starting at `at`; fills in when its data has landed and what
   // bound it. A queue's thread waits until the last burst has left; submit() (a transfer
@@ -274,6 +284,8 @@ class DmaEngine : public sc_core::sc_module {
   };
   mutable WholeMemo whole_memo_;
   std::function<void()> noted_;
+  std::function<void()> before_queue_threads_;
+  bool queue_threads_made_ = false;
   bool survey_ = false;
   TransferLog landed_;  // with kept records: those dropped from records_
   std::vector<int> busy_vars_;

@@ -85,6 +85,7 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       }
       if (options.whole_transfers)
         device.block_dma(b).run_burst_by_burst(block_tickets(options.burst_transfers, d, b));
+      device.block_dma(b).before_queue_threads(options.before_queue_threads);
       device.block_core(b).report_progress(options.progress);
       device.block_core(b).inject_faults(options.faults);
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,7 +48,9 @@ class Platform : public sc_core::sc_module {
     bool survey_meetings = false;
     double survey_burst_steps = 0;
     RunProgress* progress = nullptr;  // where the ranks publish how far they have come
-    Faults faults;                    // injected on purpose (see models/fault.h)
+    // Called before a DMA engine makes its queues' threads (see DmaEngine); may throw to refuse.
+    std::function<void()> before_queue_threads;
+    Faults faults;  // injected on purpose (see models/fault.h)
     PathCacheLimit path_cache;
   };
   // `rank_devices[r]` is the device rank r runs on. The models keep a reference to `config`,

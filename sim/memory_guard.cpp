@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -547,30 +548,65 @@ std::optional<MapBudget> process_map_budget() {
   return budget;
 }
 
-void check_thread_stacks(const RunRequest& request, const Problem& problem,
-                         const MapBudget& budget) {
-  // Room for what the run maps besides its stacks: the heap's large blocks, a standing-by copy's
-  // arenas. The 16,000-NPU hierarchical run adds 4 once its stacks are made.
-  constexpr std::uint64_t kSpareMappings = 64;
-  const int queues = request.platform.dma_queues;
-  const std::uint64_t threads = static_cast<std::uint64_t>(problem.ranks) *
-                                static_cast<std::uint64_t>(problem.core_num) *
-                                static_cast<std::uint64_t>(1 + queues);
-  const std::uint64_t needed = 2 * threads;
-  if (budget.in_use + needed + kSpareMappings <= budget.limit) return;
+namespace {
+
+// Room for what the run maps besides its stacks: the heap's large blocks, a standing-by copy's
+// arenas. The 16,000-NPU hierarchical run adds 4 once its stacks are made.
+constexpr std::uint64_t kSpareMappings = 64;
+
+std::uint64_t core_threads(const Problem& problem) {
+  return static_cast<std::uint64_t>(problem.ranks) * static_cast<std::uint64_t>(problem.core_num);
+}
+
+// "use fewer ranks (--cluster.servers), or raise the limit (...)": a limit with room for every
+// DMA queue's thread too.
+std::string more_mappings(const RunRequest& request, const Problem& problem,
+                          const MapBudget& budget) {
   std::string fewer = fewer_ranks(request);
   if (problem.core_num > 1) fewer += " or blocks (--core-num)";
+  const std::uint64_t every_thread =
+      core_threads(problem) * (1 + static_cast<std::uint64_t>(request.platform.dma_queues));
+  return "use " + fewer + ", or raise the limit (sysctl -w vm.max_map_count=" +
+         std::to_string(std::max<std::uint64_t>(
+             262144, 2 * (budget.in_use + 2 * every_thread + kSpareMappings))) +
+         ")";
+}
+
+}  // namespace
+
+void check_thread_stacks(const RunRequest& request, const Problem& problem,
+                         const MapBudget& budget) {
+  const std::uint64_t threads = core_threads(problem);
+  const std::uint64_t needed = 2 * threads;
+  if (budget.in_use + needed + kSpareMappings <= budget.limit) return;
   throw InputError(std::to_string(problem.ranks) + " ranks need " + std::to_string(threads) +
-                   " SystemC threads (a core and " + std::to_string(queues) + " DMA queue" +
-                   (queues == 1 ? "" : "s") +
-                   " per block), each with a stack and a guard page: " + std::to_string(needed) +
-                   " memory mappings, with the " + std::to_string(budget.in_use) +
-                   " in use more than the " + std::to_string(budget.limit) +
-                   " a process may have here (vm.max_map_count); use " + fewer +
-                   ", or raise the limit (sysctl -w vm.max_map_count=" +
-                   std::to_string(std::max<std::uint64_t>(
-                       262144, 2 * (budget.in_use + needed + kSpareMappings))) +
-                   ")");
+                   " SystemC threads (one for each block's core; a DMA queue makes its own once a "
+                   "transfer waits for it), each with a stack and a guard page: " +
+                   std::to_string(needed) + " memory mappings, with the " +
+                   std::to_string(budget.in_use) + " in use more than the " +
+                   std::to_string(budget.limit) + " a process may have here (vm.max_map_count); " +
+                   more_mappings(request, problem, budget));
+}
+
+std::function<void()> queue_thread_guard(const RunRequest& request, const Problem& problem,
+                                         const MapBudget& budget) {
+  const std::uint64_t taken = budget.in_use + 2 * core_threads(problem) + kSpareMappings;
+  const auto room = std::make_shared<std::uint64_t>(
+      taken < budget.limit ? (budget.limit - taken) / 2 : 0);  // queue threads that still fit
+  const auto queues = static_cast<std::uint64_t>(request.platform.dma_queues);
+  const std::string refusal =
+      "its DMA engine needs " + std::to_string(queues) + " SystemC thread" +
+      (queues == 1 ? "" : "s") + " for its queue" + (queues == 1 ? "" : "s") +
+      ", and the memory mappings a process may have here (vm.max_map_count " +
+      std::to_string(budget.limit) + ", " + std::to_string(budget.in_use) +
+      " in use before the run) leave room for the " + std::to_string(core_threads(problem)) +
+      " cores' threads and " + std::to_string(*room) +
+      " more only (each thread a stack and a guard page); " +
+      more_mappings(request, problem, budget);
+  return [room, queues, refusal] {
+    if (*room < queues) throw InputError(refusal);
+    *room -= queues;
+  };
 }
 
 void check_memory(const RunRequest& request, const KernelSpec& kernel, const Problem& problem,

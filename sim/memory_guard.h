@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,11 +78,12 @@ std::uint64_t parse_memory_limit(const std::string& text);
 void check_memory(const RunRequest& request, const KernelSpec& kernel, const Problem& problem,
                   const Layout& layout);
 
-// Every SystemC thread of a run (each rank block's core and each of its DMA queues) has its
-// stack in a memory mapping of its own behind a guard page: two of the process's mappings,
-// which Linux caps at vm.max_map_count (65530 by default, so about 16,000 ranks of one block
-// and one queue). Past the cap SystemC's stack set-up fails and the run ends in
-// std::bad_alloc, so such a run is refused before anything is made.
+// Every SystemC thread of a run has its stack in a memory mapping of its own behind a guard
+// page: two of the process's mappings, which Linux caps at vm.max_map_count (65530 by default,
+// so about 32,000 threads). Past the cap SystemC's stack set-up fails and the run ends in
+// std::bad_alloc. Each rank block's core has its thread from the start; a DMA engine makes its
+// queues' threads the first time a transfer waits for a queue (DmaEngine), which a run timing
+// its transfers whole may never do.
 struct MapBudget {
   std::uint64_t in_use = 0;  // the process's mappings now
   std::uint64_t limit = 0;   // the most it may have
@@ -89,9 +91,15 @@ struct MapBudget {
 // The process's budget as Linux tells it; none where it does not.
 std::optional<MapBudget> process_map_budget();
 // Throws InputError naming the threads, the mappings, the cap and the ways out when the run's
-// threads would take the process past `budget`.
+// cores' threads would take the process past `budget`: such a run is refused before anything
+// is made.
 void check_thread_stacks(const RunRequest& request, const Problem& problem,
                          const MapBudget& budget);
+// The check the run's DMA engines call before making their queues' threads
+// (Platform::Options::before_queue_threads): throws InputError, naming the cap and the ways
+// out, once those threads would take the process past `budget` beside the cores' threads.
+std::function<void()> queue_thread_guard(const RunRequest& request, const Problem& problem,
+                                         const MapBudget& budget);
 
 // "1.50 GiB": bytes in the largest binary unit that keeps the number at least one.
 std::string format_bytes(std::uint64_t bytes);

@@ -320,6 +320,8 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.survey_meetings = survey;
   options.survey_burst_steps = kCostlyBursts;
   options.progress = request.progress ? &progress : nullptr;
+  if (const std::optional<MapBudget> budget = process_map_budget())
+    options.before_queue_threads = queue_thread_guard(request, problem, *budget);
   PlatformConfig config = request.platform;
   if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
   Platform platform("platform", config, request.devices, problem, layout, kernel.body, options);

@@ -171,9 +171,12 @@ TEST(BandwidthResource, AnEarlierRequestBeforeEveryRunKeptIsAConflict) {
 struct LoadAndStore {
   std::uint64_t loaded_ps = 0;
   std::uint64_t stored_ps = 0;
+  std::uint64_t finish_ps = 0;             // the rank's end, by its core's own time
+  std::vector<std::string> queue_threads;  // the DMA engine's threads, by name
 };
-LoadAndStore local_load_and_store(bool whole) {
-  const PlatformConfig config = round_config(Topology::FullMesh, 1);
+LoadAndStore local_load_and_store(bool whole, double dma_setup_cycles = 100) {
+  PlatformConfig config = round_config(Topology::FullMesh, 1);
+  config.dma_setup_cycles = dma_setup_cycles;
   Platform::Options options;
   options.whole_transfers = whole;
   LoadAndStore times;
@@ -188,6 +191,11 @@ LoadAndStore local_load_and_store(bool whole) {
       },
       options);
   EXPECT_TRUE(run(platform).completed);
+  times.finish_ps = platform.device(0).block_core(0).stats().finish_ps;
+  for (const sc_core::sc_object* child : platform.device(0).block_dma(0).get_child_objects()) {
+    if (std::string(child->kind()) == "sc_thread_process")
+      times.queue_threads.push_back(child->name());
+  }
   return times;
 }
 
@@ -205,6 +213,39 @@ TEST(DmaEngine, LocalTransfersTimedWholeAsOneTransactionTakeTheTimesOfTheirBurst
   const LoadAndStore t = local_load_and_store(true);
   EXPECT_EQ(t.loaded_ps, 1612000u);
   EXPECT_EQ(t.stored_ps, 1612000u + 656000u);
+}
+
+// Burst by burst, or with a set-up to wait for, every transfer waits for the engine's queue,
+// whose thread is made at the first, in the engine; timed whole from an idle engine with no
+// set-up, the core's thread reserves them and no queue thread is ever made.
+TEST(DmaEngine, MakesItsQueueThreadInItselfOnlyOnceATransferWaitsForTheQueue) {
+  EXPECT_EQ(local_load_and_store(false).queue_threads,
+            std::vector<std::string>{"platform.dev0.dma.queue0"});
+}
+
+TEST(DmaEngine, ATransferTimedWholeWaitsForTheQueueThroughItsSetup) {
+  EXPECT_EQ(local_load_and_store(true).queue_threads,
+            std::vector<std::string>{"platform.dev0.dma.queue0"});
+}
+
+// Load: 16384 B / 32 B/ns = 512 ns + GM read latency 1000 ns; store: 16384 / 64 = 256 + 300 ns,
+// by the core's own time (it runs ahead of SystemC's on its own memory).
+TEST(DmaEngine, TransfersTimedWholeByTheCoreMakeNoQueueThread) {
+  const LoadAndStore t = local_load_and_store(true, 0);
+  EXPECT_EQ(t.finish_ps, 1512000u + 556000u);
+  EXPECT_TRUE(t.queue_threads.empty());
+}
+
+// A queue thread refused (no memory mapping left for its stack) ends the run with the rank's
+// error, as an error of its kernel does.
+TEST(DmaEngine, AQueueThreadRefusedEndsTheRunNamingTheRank) {
+  const PlatformConfig config = round_config(Topology::FullMesh, 1);
+  Platform::Options options;
+  options.before_queue_threads = [] { throw std::runtime_error("no mapping left"); };
+  Platform platform(
+      "platform", config, {0}, problem_for(1), layout_for(1),
+      [&](Rank& r) { r.load(r.alloc(kElements, DType::FP32), r.input(), 0, kElements); }, options);
+  EXPECT_EQ(run(platform).failure, "rank 0: no mapping left");
 }
 
 TEST(DmaEngine, GmAddressOffTheFullRateAlignmentRunsAtTheMisalignedRate) {

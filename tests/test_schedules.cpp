@@ -196,30 +196,76 @@ std::string stack_refusal(const ParsedRun& run, const MapBudget& budget) {
   return "";
 }
 
-// Every thread's stack and guard page are two mappings; 64 more are kept spare. The 4-server
-// cluster's 32 ranks of one block and one queue make 64 threads, 128 mappings.
-TEST(ThreadStackGuard, RefusesThreadsBeyondTheProcessMappingsAndNamesTheWayOut) {
-  const ParsedRun run = parse_run({"-p", "a2a3-cluster", "--cluster.servers", "4", "-d", "all",
-                                   "-k", "ring", "--size", "64KiB", "--timing-only", "-q"});
-  EXPECT_EQ(stack_refusal(run, {100, 100 + 128 + 64}), "");
-  EXPECT_EQ(stack_refusal(run, {101, 100 + 128 + 64}),
-            "32 ranks need 64 SystemC threads (a core and 1 DMA queue per block), each with a "
-            "stack and a guard page: 128 memory mappings, with the 101 in use more than the 292 "
-            "a process may have here (vm.max_map_count); use fewer ranks (--cluster.servers), "
-            "or raise the limit (sysctl -w vm.max_map_count=262144)");
+// The 4-server cluster's 32 ranks of one block and one DMA queue.
+ParsedRun four_server_ring() {
+  return parse_run({"-p", "a2a3-cluster", "--cluster.servers", "4", "-d", "all", "-k", "ring",
+                    "--size", "64KiB", "--timing-only", "-q"});
 }
 
-// Blocks and queues multiply the threads: 4 ranks x 8 blocks x (1 core + 2 queues) = 96.
-TEST(ThreadStackGuard, CountsEveryBlockAndQueueOfTheRanksTakingPart) {
-  const ParsedRun run =
-      parse_run({"-p", "a2a3-910b2", "-d", "0-3", "-k", "host_mesh", "--core-num", "8",
-                 "--dma.queues", "2", "--size", "64KiB", "--timing-only", "-q"});
-  EXPECT_EQ(stack_refusal(run, {0, 192 + 64}), "");
-  EXPECT_EQ(stack_refusal(run, {0, 192 + 63}),
-            "4 ranks need 96 SystemC threads (a core and 2 DMA queues per block), each with a "
-            "stack and a guard page: 192 memory mappings, with the 0 in use more than the 255 a "
-            "process may have here (vm.max_map_count); use fewer ranks (-d) or blocks "
-            "(--core-num), or raise the limit (sysctl -w vm.max_map_count=262144)");
+// 4 ranks of 8 blocks, each block's DMA engine of two queues.
+ParsedRun blocks_with_two_queues() {
+  return parse_run({"-p", "a2a3-910b2", "-d", "0-3", "-k", "host_mesh", "--core-num", "8",
+                    "--dma.queues", "2", "--size", "64KiB", "--timing-only", "-q"});
+}
+
+// Every thread's stack and guard page are two mappings; 64 more are kept spare. The 4-server
+// cluster's 32 ranks of one block make 32 cores' threads, 64 mappings, before any DMA queue's.
+TEST(ThreadStackGuard, RefusesThreadsBeyondTheProcessMappingsAndNamesTheWayOut) {
+  const ParsedRun run = four_server_ring();
+  EXPECT_EQ(stack_refusal(run, {100, 100 + 64 + 64}), "");
+  EXPECT_EQ(stack_refusal(run, {101, 100 + 64 + 64}),
+            "32 ranks need 32 SystemC threads (one for each block's core; a DMA queue makes its "
+            "own once a transfer waits for it), each with a stack and a guard page: 64 memory "
+            "mappings, with the 101 in use more than the 228 a process may have here "
+            "(vm.max_map_count); use fewer ranks (--cluster.servers), or raise the limit "
+            "(sysctl -w vm.max_map_count=262144)");
+}
+
+// Blocks multiply the cores' threads: 4 ranks x 8 blocks = 32. The limit it suggests leaves room
+// for every DMA queue's thread too, (1 + 2) x 32 threads: 2 x (200000 + 2 x 96 + 64) mappings.
+TEST(ThreadStackGuard, CountsEveryBlockOfTheRanksTakingPart) {
+  const ParsedRun run = blocks_with_two_queues();
+  EXPECT_EQ(stack_refusal(run, {0, 64 + 64}), "");
+  EXPECT_EQ(stack_refusal(run, {0, 64 + 63}),
+            "4 ranks need 32 SystemC threads (one for each block's core; a DMA queue makes its "
+            "own once a transfer waits for it), each with a stack and a guard page: 64 memory "
+            "mappings, with the 0 in use more than the 127 a process may have here "
+            "(vm.max_map_count); use fewer ranks (-d) or blocks (--core-num), or raise the limit "
+            "(sysctl -w vm.max_map_count=262144)");
+  EXPECT_NE(stack_refusal(run, {200000, 200000 + 64 + 63}).find("vm.max_map_count=400512)"),
+            std::string::npos);
+}
+
+// Beside the cores' threads (64 mappings) and the 64 spare, a budget of 100 + 64 + 64 + 7
+// mappings leaves room for three queue threads (two mappings each): three engines of one queue
+// make theirs, the fourth is refused (the rank whose transfer waited prefixes its name: see
+// DmaEngine.AQueueThreadRefusedEndsTheRunNamingTheRank).
+TEST(ThreadStackGuard, LetsDmaQueuesMakeTheirThreadsWhileTheMappingsLast) {
+  const ParsedRun run = four_server_ring();
+  const std::function<void()> guard =
+      queue_thread_guard(run.request, run.problem, {100, 100 + 64 + 64 + 7});
+  for (int engine = 0; engine < 3; ++engine) EXPECT_NO_THROW(guard());
+  try {
+    guard();
+    FAIL() << "a fourth queue thread was let through";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "its DMA engine needs 1 SystemC thread for its queue, and the memory mappings "
+                 "a process may have here (vm.max_map_count 235, 100 in use before the run) "
+                 "leave room for the 32 cores' threads and 3 more only (each thread a stack and "
+                 "a guard page); use fewer ranks (--cluster.servers), or raise the limit (sysctl "
+                 "-w vm.max_map_count=262144)");
+  }
+}
+
+// An engine of two queues makes both threads at once: room for three threads is room for one
+// such engine.
+TEST(ThreadStackGuard, CountsEveryQueueOfAnEngine) {
+  const ParsedRun run = blocks_with_two_queues();
+  const std::function<void()> guard =
+      queue_thread_guard(run.request, run.problem, {0, 64 + 64 + 6});
+  EXPECT_NO_THROW(guard());
+  EXPECT_THROW(guard(), InputError);
 }
 
 // The machine's own budget: what this process maps, under a cap above it.
