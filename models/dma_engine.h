@@ -118,7 +118,6 @@ class DmaEngine : public sc_core::sc_module {
   void before_queue_threads(std::function<void()> check) {
     before_queue_threads_ = std::move(check);
   }
-  bool has_queue_threads() const { return queue_threads_made_; }
 
   // Times every transfer as one step (see above); set before the simulation starts.
   void time_transfers_whole(bool on) { whole_ = on; }

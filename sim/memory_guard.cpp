@@ -591,21 +591,28 @@ void check_thread_stacks(const RunRequest& request, const Problem& problem,
 std::function<void()> queue_thread_guard(const RunRequest& request, const Problem& problem,
                                          const MapBudget& budget) {
   const std::uint64_t taken = budget.in_use + 2 * core_threads(problem) + kSpareMappings;
-  const auto room = std::make_shared<std::uint64_t>(
-      taken < budget.limit ? (budget.limit - taken) / 2 : 0);  // queue threads that still fit
-  const auto queues = static_cast<std::uint64_t>(request.platform.dma_queues);
-  const std::string refusal =
-      "its DMA engine needs " + std::to_string(queues) + " SystemC thread" +
-      (queues == 1 ? "" : "s") + " for its queue" + (queues == 1 ? "" : "s") +
-      ", and the memory mappings a process may have here (vm.max_map_count " +
-      std::to_string(budget.limit) + ", " + std::to_string(budget.in_use) +
-      " in use before the run) leave room for the " + std::to_string(core_threads(problem)) +
-      " cores' threads and " + std::to_string(*room) +
-      " more only (each thread a stack and a guard page); " +
-      more_mappings(request, problem, budget);
-  return [room, queues, refusal] {
-    if (*room < queues) throw InputError(refusal);
-    *room -= queues;
+  // Shared by every engine's copy of the check, which holds only the pointer.
+  struct Room {
+    std::uint64_t threads;  // queue threads that still fit
+    std::uint64_t queues;   // an engine's
+    std::string refusal;
+  };
+  auto room = std::make_shared<Room>();
+  room->threads = taken < budget.limit ? (budget.limit - taken) / 2 : 0;
+  room->queues = static_cast<std::uint64_t>(request.platform.dma_queues);
+  const bool one = room->queues == 1;
+  room->refusal = "its DMA engine needs " + std::to_string(room->queues) + " SystemC thread" +
+                  (one ? "" : "s") + " for its queue" + (one ? "" : "s") +
+                  ", and the memory mappings a process may have here (vm.max_map_count " +
+                  std::to_string(budget.limit) + ", " + std::to_string(budget.in_use) +
+                  " in use before the run) leave room for the " +
+                  std::to_string(core_threads(problem)) + " cores' threads and " +
+                  std::to_string(room->threads) +
+                  " more only (each thread a stack and a guard page); " +
+                  more_mappings(request, problem, budget);
+  return [room] {
+    if (room->threads < room->queues) throw InputError(room->refusal);
+    room->threads -= room->queues;
   };
 }
 
