@@ -162,6 +162,12 @@ void NpuCounts(benchmark::internal::Benchmark* points) {
 void LargeNpuCounts(benchmark::internal::Benchmark* points) {
   points->Arg(1024)->Arg(2000)->Arg(8192)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 }
+// Flat rhd up to a topology's 16,384 devices: no transfer waits for a DMA queue, so the run's
+// threads are its cores' alone and fit Linux's default cap on memory mappings.
+void FlatRhdNpuCounts(benchmark::internal::Benchmark* points) {
+  points->Arg(1024)->Arg(8192)->Arg(16384)->UseManualTime()->Iterations(1)->Unit(
+      benchmark::kSecond);
+}
 BENCHMARK_CAPTURE(RingTimingOnly, ring8, std::string("1MiB"), false)->Apply(RankCounts);
 BENCHMARK_CAPTURE(RingTimingOnly, ring8_quiet, std::string("1MiB"), true)->Apply(QuietRankCounts);
 BENCHMARK_CAPTURE(RingTimingOnly, ring8_64KiB_quiet, std::string("64KiB"), true)
@@ -176,6 +182,8 @@ BENCHMARK_CAPTURE(ClusterTimingOnly, hierarchical_quiet, std::string("hierarchic
 BENCHMARK_CAPTURE(ClusterTimingOnly, hierarchical_rhd_quiet, std::string("hierarchical"),
                   std::string("rhd"), true)
     ->Apply(LargeNpuCounts);
+BENCHMARK_CAPTURE(ClusterTimingOnly, rhd_quiet, std::string("rhd"), std::string(), true)
+    ->Apply(FlatRhdNpuCounts);
 
 }  // namespace
 }  // namespace ars
