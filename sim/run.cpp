@@ -187,6 +187,7 @@ struct Attempt {
   std::vector<std::string> burst_resources;
   std::vector<std::uint64_t> burst_transfers;  // as flows (transfer_flow), sorted
   int transfers_from = 0;                      // the try that first marked transfers (0: none)
+  std::size_t surveyed_met = 0;                // transfers the last survey found meeting
 };
 
 // Where a try's transfers timed whole met: the first meeting, every resource met at its
@@ -223,7 +224,10 @@ struct Meeting {
 //   bytes), for up to kTransferTries tries that survey the run to its end but for the last, so
 //   that the next knows most meetings. A survey whose run comes to make fewer steps burst by
 //   burst than that for each gives up: a survey, a run timed whole, would cost about what it
-//   saves.
+//   saves. A survey that finds no fewer transfers meeting than the survey before ends the
+//   tries: marking does not settle them (flat rhd between 33, 34, 36, 40 and 48 servers finds
+//   248 then 256, ..., 3968 then 4096, and its next try meets again; where the tries hold,
+//   between 5 and 63 servers, the second survey finds at most 0.55 times the first's).
 // - Otherwise, or when the meetings keep coming, every transfer goes burst by burst.
 constexpr int kResourceTries = 3;
 constexpr int kTransferTries = 3;
@@ -237,16 +241,17 @@ int last_try(const Attempt& attempt) {
 }
 
 // What a try that met tells the copy standing by: how to try next, and the first meeting of
-// all (for the report). One line each: "whole" or "bursts" and the try that first marked
-// transfers, the meeting, the transfers' flows (in hexadecimal, on one line), then the
-// resources.
+// all (for the report). One line each: "whole" or "bursts", the try that first marked transfers
+// and how many transfers the last survey found meeting; the meeting; the transfers' flows (in
+// hexadecimal, on one line); then the resources.
 struct Handover {
   std::string first_meeting;
   Attempt attempt;
 
   std::string write() const {
     std::string text = attempt.whole_transfers ? "whole" : "bursts";
-    text += ' ' + std::to_string(attempt.transfers_from) + '\n';
+    text += ' ' + std::to_string(attempt.transfers_from) + ' ' +
+            std::to_string(attempt.surveyed_met) + '\n';
     text += first_meeting + '\n';
     std::ostringstream flows;
     flows << std::hex;
@@ -259,7 +264,7 @@ struct Handover {
     Handover handover;
     std::istringstream lines(text);
     std::string how;
-    lines >> how >> handover.attempt.transfers_from;
+    lines >> how >> handover.attempt.transfers_from >> handover.attempt.surveyed_met;
     lines.ignore(1);
     handover.attempt.whole_transfers = how == "whole";
     std::getline(lines, handover.first_meeting);
@@ -550,7 +555,10 @@ RunResult run_allreduce(const RunRequest& request) {
       attempt.burst_transfers = std::move(transfers);
       if (attempt.transfers_from == 0) attempt.transfers_from = tries;
     }
-    const bool again = !meeting.notifies && marked && tries < last_try(attempt);
+    const bool settling =
+        !survey || attempt.surveyed_met == 0 || meeting.transfers.size() < attempt.surveyed_met;
+    if (survey) attempt.surveyed_met = meeting.transfers.size();
+    const bool again = !meeting.notifies && marked && settling && tries < last_try(attempt);
     if (!again) attempt = Attempt{};
     standby.take_over(Handover{first_meeting, attempt}.write());
   }

@@ -570,6 +570,29 @@ TEST(WholeTransfers, MeetingsThatSpreadEndBurstByBurst) {
   expect_same_both_ways(args);
 }
 
+// Flat rhd between 33 servers: the first try meets at NPU 0's memory port, and the two surveys
+// after it find no fewer transfers meeting the second time than the first (248, then 256):
+// marking them does not settle the run, so the tries end there and every transfer goes burst
+// by burst, with no fourth try that would meet again.
+TEST(WholeTransfers, SurveysThatFindNoFewerMeetingsEndTheTries) {
+  const std::vector<std::string> args = {
+      "-p",     "a2a3-cluster", "--cluster.servers", "33", "-d", "all", "-k", "rhd",
+      "--size", "1MiB",         "--timing-only"};
+  const Outputs whole = run(args, false);
+  EXPECT_EQ(whole.run.exit_code, 0) << whole.run.err;
+  EXPECT_EQ(whole.run.out.find("transfers timed whole"), std::string::npos) << whole.run.out;
+  const std::string clause = meeting_clause(whole.run.out);
+  int end = 0;
+  ASSERT_EQ(std::sscanf(clause.c_str(),
+                        "; redone burst by burst: dev256's transfer 128 and dev0's transfer 648 "
+                        "met on dev0.memory_port at %*f ns, inside dev0's bursts there (%*f to "
+                        "%*f ns); the 3 tries before took %*f s)%n",
+                        &end),
+            0)
+      << clause;
+  EXPECT_GT(end, 0) << clause;
+}
+
 // On a cluster the ring's cross-server flows (NPU 7 of one server to NPU 0 of the next) cross
 // the spines to leaf 0 together: the run names a spine's link down to leaf 0 and a tie. Five
 // tries come before its run burst by burst: one marks that link, the next meets on a memory port
