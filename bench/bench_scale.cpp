@@ -8,7 +8,8 @@
 //   64 MiB per rank on 64 devices, where every transfer is a train of many bursts
 //   (ring8_64MiB_quiet)
 //   ClusterTimingOnly: the hand ring and the hierarchical kernel on a2a3-cluster, P/8 servers,
-//   and the hierarchical kernel with rhd between servers at 1024 and 8192 NPUs
+//   the hierarchical kernel with rhd between servers at 1024, 2000, 8192 and 16,384 NPUs, and
+//   flat rhd at 1024, 8192 and 16,384 NPUs
 //     allreduce-sim -p a2a3-cluster --cluster.servers P/8 -d all -k KERNEL --size 1MiB ...
 //       [--inter rhd]
 //
@@ -158,12 +159,14 @@ void LargeMessageRankCounts(benchmark::internal::Benchmark* points) {
 void NpuCounts(benchmark::internal::Benchmark* points) {
   points->Arg(128)->Arg(1024)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 }
-// 2000 NPUs: 250 servers, not a power of two, where rhd's fold meets and the tries decide.
+// 2000 NPUs: 250 servers, not a power of two, where rhd's fold meets and the tries decide. Up
+// to a topology's 16,384 devices, where only the cores' threads fit Linux's default cap on
+// memory mappings: flat rhd never waits for a DMA queue, and hierarchical rhd's queues, timed
+// whole, are methods.
 void LargeNpuCounts(benchmark::internal::Benchmark* points) {
-  points->Arg(1024)->Arg(2000)->Arg(8192)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+  points->Arg(1024)->Arg(2000)->Arg(8192)->Arg(16384)->UseManualTime()->Iterations(1)->Unit(
+      benchmark::kSecond);
 }
-// Flat rhd up to a topology's 16,384 devices: no transfer waits for a DMA queue, so the run's
-// threads are its cores' alone and fit Linux's default cap on memory mappings.
 void FlatRhdNpuCounts(benchmark::internal::Benchmark* points) {
   points->Arg(1024)->Arg(8192)->Arg(16384)->UseManualTime()->Iterations(1)->Unit(
       benchmark::kSecond);

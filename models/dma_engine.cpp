@@ -71,21 +71,28 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
     more_payloads_.push_back(std::make_unique<QueuePayload>());
 }
 
-// Made while the simulation runs, the threads start as threads made at elaboration would
+// Made while the simulation runs, the processes start as processes made at elaboration would
 // resume: at the notify of work that announced the transfer, not at once (which would take it
 // a delta cycle early), and named in the engine, not in the submitting core's process.
-void DmaEngine::make_queue_threads() {
-  if (before_queue_threads_) before_queue_threads_();
-  queue_threads_made_ = true;
+void DmaEngine::make_queue_processes() {
+  const bool methods = whole_ && !burst_by_burst_ && burst_tickets_.empty() &&
+                       setup_ == sc_core::SC_ZERO_TIME && sink_ == nullptr;
+  if (!methods && before_queue_threads_) before_queue_threads_();
+  queue_processes_made_ = true;
   sc_core::sc_simcontext& context = *sc_core::sc_get_curr_simcontext();
   context.hierarchy_push(this);
   for (int q = 0; q < static_cast<int>(queues_.size()); ++q) {
     sc_core::sc_spawn_options spawn;
-    spawn.set_stack_size(kQueueStackBytes);
     spawn.dont_initialize();
     spawn.set_sensitivity(&work_);
-    sc_core::sc_spawn([this, q] { queue_thread(q); }, ("queue" + std::to_string(q)).c_str(),
-                      &spawn);
+    const std::string name = "queue" + std::to_string(q);
+    if (methods) {
+      spawn.spawn_method();
+      sc_core::sc_spawn([this, q] { queue_method(q); }, name.c_str(), &spawn);
+    } else {
+      spawn.set_stack_size(kQueueStackBytes);
+      sc_core::sc_spawn([this, q] { queue_thread(q); }, name.c_str(), &spawn);
+    }
   }
   context.hierarchy_pop();
 }
@@ -165,7 +172,7 @@ std::uint64_t DmaEngine::submit(const Request& request, const sc_time& at) {
     times_[ticket].issued = true;
     return ticket;
   }
-  if (!queue_threads_made_) make_queue_threads();
+  if (!queue_processes_made_) make_queue_processes();
   pending_.push_back({ticket, request});
   work_.notify(sc_core::SC_ZERO_TIME);
   return ticket;
@@ -222,6 +229,38 @@ void DmaEngine::queue_thread(int queue) {
     times_[job.ticket].issued = true;
     if (sink_ != nullptr) sink_->record(busy_vars_[queue], current_time(*this).value(), -1);
     scheduled_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+// The queue's thread's steps at the same instants, for a run whose transfers are all timed whole
+// with no set-up and no trace: it takes the next transfer once the queue is free, reserves it at
+// once as submit() does, and marks it issued when its last burst has left. A method needs no
+// stack.
+void DmaEngine::queue_method(int queue) {
+  QueueState& state = queues_[static_cast<std::size_t>(queue)];
+  const sc_time now = current_time(*this);
+  for (;;) {
+    if (state.running) {
+      if (state.busy_until > now) {
+        next_trigger(state.busy_until - now);
+        return;
+      }
+      state.running = false;
+      times_[state.ticket].issued = true;
+      scheduled_.notify(sc_core::SC_ZERO_TIME);
+    }
+    if (pending_.empty()) return;  // woken by the next work
+    if (state.busy_until > now) {
+      next_trigger(state.busy_until - now, work_);
+      return;
+    }
+    const Pending job = pending_.front();
+    pending_.pop_front();
+    note_start(job.ticket, queue, now);
+    state.running = true;
+    state.ticket = job.ticket;
+    execute(job.request, job.ticket, queue, now, false);
+    state.busy_until = ps_exact(times_[job.ticket].left_ps);
   }
 }
 

@@ -111,10 +111,12 @@ class DmaEngine : public sc_core::sc_module {
 
   void attach_trace(TraceSink* sink, const std::string& scope);
 
-  // A queue's SystemC thread is made the first time a transfer waits for a queue (a run that
-  // times transfers whole mostly has its core's thread reserve them, and never needs one);
-  // `check` is called first and may throw to refuse (each thread takes a stack and two of the
-  // process's memory mappings). Set before the simulation starts.
+  // A queue's SystemC process is made the first time a transfer waits for a queue (a run that
+  // times transfers whole mostly has its core's thread reserve them, and never needs one). It
+  // is a method where every transfer is timed whole with no set-up and no trace (each is
+  // reserved at its start without a wait), else a thread; before threads, `check` is called and may
+  // throw to refuse (each thread takes a stack and two of the process's memory mappings). Set
+  // before the simulation starts.
   void before_queue_threads(std::function<void()> check) {
     before_queue_threads_ = std::move(check);
   }
@@ -157,11 +159,12 @@ class DmaEngine : public sc_core::sc_module {
 
  private:
   void end_of_elaboration() override;
-  void make_queue_threads();
+  void make_queue_processes();
   void queue_thread(int queue);
+  void queue_method(int queue);
   // Issues the transfer's bursts, starting at `at`; fills in when its data has landed and what
   // bound it. A queue's thread waits until the last burst has left; submit() (a transfer
-  // timed whole, starting at the core's time) only records the time.
+  // timed whole, starting at the core's time) and a queue's method only record the time.
   void execute(const Request& request, std::uint64_t ticket, int queue, const sc_core::sc_time& at,
                bool queue_thread);
   // What a transfer's bursts have shown so far: when the last one asked for has been issued,
@@ -234,11 +237,13 @@ class DmaEngine : public sc_core::sc_module {
   };
   TicketLog<Times> times_;
   TicketLog<TransferRecord> records_;  // with records kept, by ticket as times_
-  // Per queue: free from this time on (a transfer reserved by submit()), and whether its
-  // thread is executing a transfer now; side by side, as every submit reads both.
+  // Per queue: free from this time on (a transfer reserved by submit() or the queue's
+  // method), and whether its process is executing a transfer now (the method: which); side by
+  // side, as every submit reads both.
   struct QueueState {
     sc_core::sc_time busy_until;
     bool running = false;
+    std::uint64_t ticket = 0;
   };
   std::vector<QueueState> queues_;
   // Per queue, made once and reused by its transfers (a payload allocates its extension table
@@ -284,7 +289,7 @@ class DmaEngine : public sc_core::sc_module {
   mutable WholeMemo whole_memo_;
   std::function<void()> noted_;
   std::function<void()> before_queue_threads_;
-  bool queue_threads_made_ = false;
+  bool queue_processes_made_ = false;
   bool survey_ = false;
   TransferLog landed_;  // with kept records: those dropped from records_
   std::vector<int> busy_vars_;

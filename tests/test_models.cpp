@@ -236,6 +236,62 @@ TEST(DmaEngine, TransfersTimedWholeByTheCoreMakeNoQueueThread) {
   EXPECT_TRUE(t.queue_threads.empty());
 }
 
+// Two pulls from the own window issued back to back, with no set-up: the second waits for the
+// engine's queue until the first has left. The rank's end by its own time, and the engine's
+// processes by name and kind. Threads are refused when asked (no memory mapping left).
+struct TwoPulls {
+  std::uint64_t finish_ps = 0;
+  std::vector<std::string> queue_processes;
+};
+TwoPulls two_pulls_back_to_back(bool whole, bool refuse_threads) {
+  PlatformConfig config = round_config(Topology::FullMesh, 1);
+  config.dma_setup_cycles = 0;
+  Platform::Options options;
+  options.whole_transfers = whole;
+  if (refuse_threads)
+    options.before_queue_threads = [] { throw std::runtime_error("no mapping left"); };
+  Platform platform(
+      "platform", config, {0}, problem_for(1), layout_for(1),
+      [&](Rank& r) {
+        const Tile first = r.alloc(kElements / 2, DType::FP32);
+        const Tile second = r.alloc(kElements / 2, DType::FP32);
+        const Tensor data = r.window("data");
+        const Transfer a = r.remote_load_async(first, data, 0, 0, kElements / 2);
+        const Transfer b = r.remote_load_async(second, data, 0, kElements / 2, kElements / 2);
+        r.sync(a);
+        r.sync(b);
+      },
+      options);
+  const Platform::Outcome outcome = run(platform);
+  EXPECT_TRUE(outcome.completed) << outcome.failure;
+  TwoPulls pulls;
+  pulls.finish_ps = platform.device(0).block_core(0).stats().finish_ps;
+  for (const sc_core::sc_object* child : platform.device(0).block_dma(0).get_child_objects()) {
+    const std::string kind = child->kind();
+    if (kind.find("_process") != std::string::npos)
+      pulls.queue_processes.push_back(std::string(child->name()) + " " + kind);
+  }
+  return pulls;
+}
+
+// Each pull: 8192 B / 32 B/ns = 256 ns, then the GM read latency 1000 ns. The second leaves
+// after the first, from 256 to 512 ns, and lands at 1512 ns: burst by burst through the
+// queue's thread, and timed whole through its method, which takes no stack (the check before
+// threads, refusing them, is not asked).
+TEST(DmaEngine, AQueueOfTransfersBurstByBurstIsAThread) {
+  const TwoPulls bursts = two_pulls_back_to_back(false, false);
+  EXPECT_EQ(bursts.finish_ps, 1512000u);
+  EXPECT_EQ(bursts.queue_processes,
+            std::vector<std::string>{"platform.dev0.dma.queue0 sc_thread_process"});
+}
+
+TEST(DmaEngine, AQueueOfTransfersTimedWholeIsAMethodWithTheThreadsTimes) {
+  const TwoPulls whole = two_pulls_back_to_back(true, true);
+  EXPECT_EQ(whole.finish_ps, 1512000u);
+  EXPECT_EQ(whole.queue_processes,
+            std::vector<std::string>{"platform.dev0.dma.queue0 sc_method_process"});
+}
+
 // A queue thread refused (no memory mapping left for its stack) ends the run with the rank's
 // error, as an error of its kernel does.
 TEST(DmaEngine, AQueueThreadRefusedEndsTheRunNamingTheRank) {
