@@ -281,11 +281,11 @@ struct Handover {
 
 // One simulation of a checked request; nullopt when transfers timed whole met on a resource
 // (`meeting` then says where). A try that surveys goes on past its meetings (see
-// Platform::Options::survey_meetings).
+// Platform::Options::survey_meetings). `stage` names the try on the progress line.
 std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& kernel,
                                   const Problem& problem, const Layout& layout,
-                                  const Attempt& attempt, bool survey = false,
-                                  Meeting* meeting = nullptr) {
+                                  const Attempt& attempt, const std::string& stage = "",
+                                  bool survey = false, Meeting* meeting = nullptr) {
   RunResult result;
   result.request = request;
   result.request.problem = problem;
@@ -347,7 +347,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   {
     std::optional<ProgressLine> line;
     if (request.progress)
-      line.emplace(progress, problem.ranks, [&](int rank) {
+      line.emplace(progress, problem.ranks, stage, [&](int rank) {
         return count_rank_operations(request, kernel, problem, layout, rank).operations();
       });
     outcome = platform.run(ns(request.max_sim_time_ns));
@@ -515,15 +515,19 @@ RunResult run_allreduce(const RunRequest& request) {
       first_meeting = handover.first_meeting;
       attempt = handover.attempt;
       if (attempt.whole_transfers) continue;  // this copy makes the next try
-      RunResult result = *simulate(request, kernel, problem, layout, attempt);
-      tried(result, standby.told().empty() ? tries - 1 : tries);
+      const int before = standby.told().empty() ? tries - 1 : tries;
+      RunResult result = *simulate(
+          request, kernel, problem, layout, attempt,
+          "burst by burst after " + std::to_string(before) + (before == 1 ? " try" : " tries"));
+      tried(result, before);
       return result;
     }
     // Tries marking transfers survey, but for the last.
     const bool survey = attempt.transfers_from != 0 && tries < last_try(attempt);
     Meeting meeting;
     std::optional<RunResult> result =
-        simulate(request, kernel, problem, layout, attempt, survey, &meeting);
+        simulate(request, kernel, problem, layout, attempt,
+                 tries == 1 ? "" : "try " + std::to_string(tries), survey, &meeting);
     if (result) {
       tried(*result, tries - 1);
       return std::move(*result);

@@ -568,5 +568,18 @@ TEST(Progress, LineGivesTheShareAndTheTimeLeftOnceCounted) {
             "simulated 2999.722 us, 3/768 ranks finished, 100 % of 100 operations, 20.0 s wall");
 }
 
+// Where the tries before met, the line names the one running: its figures start again.
+TEST(Progress, LineNamesTheTryRunning) {
+  ProgressFigures f;
+  f.simulated_us = 12.5;
+  f.ranks = 384;
+  f.wall_s = 2.0;
+  f.stage = "try 2";
+  EXPECT_EQ(progress_text(f), "try 2: simulated 12.500 us, 0/384 ranks finished, 2.0 s wall");
+  f.stage = "burst by burst after 3 tries";
+  EXPECT_EQ(progress_text(f),
+            "burst by burst after 3 tries: simulated 12.500 us, 0/384 ranks finished, 2.0 s wall");
+}
+
 }  // namespace
 }  // namespace ars

@@ -8,9 +8,10 @@
 namespace ars {
 
 std::string progress_text(const ProgressFigures& f) {
-  char text[256];
-  int used = std::snprintf(text, sizeof text, "simulated %.3f us, %d/%d ranks finished",
-                           f.simulated_us, f.finished_ranks, f.ranks);
+  char text[320];
+  int used = std::snprintf(text, sizeof text, "%s%ssimulated %.3f us, %d/%d ranks finished",
+                           f.stage.c_str(), f.stage.empty() ? "" : ": ", f.simulated_us,
+                           f.finished_ranks, f.ranks);
   const bool counted = f.total_operations > 0;
   if (counted) {
     const double share =
@@ -30,9 +31,12 @@ std::string progress_text(const ProgressFigures& f) {
   return text;
 }
 
-ProgressLine::ProgressLine(const RunProgress& progress, int ranks,
+ProgressLine::ProgressLine(const RunProgress& progress, int ranks, std::string stage,
                            std::function<std::uint64_t(int rank)> count_rank)
-    : progress_(progress), ranks_(ranks), count_rank_(std::move(count_rank)) {
+    : progress_(progress),
+      ranks_(ranks),
+      stage_(std::move(stage)),
+      count_rank_(std::move(count_rank)) {
   thread_ = std::thread([this] { draw(); });
 }
 
@@ -64,6 +68,7 @@ void ProgressLine::draw() {
       if (wake_.wait_until(lock, next, [this] { return done_; })) return;
     }
     ProgressFigures figures;
+    figures.stage = stage_;
     figures.simulated_us =
         static_cast<double>(progress_.simulated_ps.load(std::memory_order_relaxed)) / 1e6;
     figures.finished_ranks = progress_.finished_ranks.load(std::memory_order_relaxed);

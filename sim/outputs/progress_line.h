@@ -14,6 +14,7 @@
 namespace ars {
 
 struct ProgressFigures {
+  std::string stage;  // which try of the run ("" for a run's first or only one)
   double simulated_us = 0;
   int finished_ranks = 0;
   int ranks = 0;
@@ -24,14 +25,15 @@ struct ProgressFigures {
 
 // "simulated 2999.722 us, 0/768 ranks finished, 41 % of 3145728 operations, 2.0 s wall,
 // about 2.9 s left": the share and what is left once the run's operations are counted, the
-// time left at the rate of operations so far.
+// time left at the rate of operations so far; after "try 2: " or "burst by burst after 3
+// tries: " where the tries before met (the wall time and what is left are this try's).
 std::string progress_text(const ProgressFigures& figures);
 
 class ProgressLine {
  public:
   // `count_rank` counts one rank's operations; the line's thread counts every rank with it,
-  // on its own core, and stops counting when the run ends first.
-  ProgressLine(const RunProgress& progress, int ranks,
+  // on its own core, and stops counting when the run ends first. `stage`: see ProgressFigures.
+  ProgressLine(const RunProgress& progress, int ranks, std::string stage,
                std::function<std::uint64_t(int rank)> count_rank);
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -43,6 +45,7 @@ class ProgressLine {
 
   const RunProgress& progress_;
   int ranks_;
+  std::string stage_;
   std::function<std::uint64_t(int rank)> count_rank_;
   int width_ = 0;
   std::mutex mutex_;
