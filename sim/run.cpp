@@ -516,9 +516,10 @@ RunResult run_allreduce(const RunRequest& request) {
       attempt = handover.attempt;
       if (attempt.whole_transfers) continue;  // this copy makes the next try
       const int before = standby.told().empty() ? tries - 1 : tries;
-      RunResult result = *simulate(
-          request, kernel, problem, layout, attempt,
-          "burst by burst after " + std::to_string(before) + (before == 1 ? " try" : " tries"));
+      const std::string stage = before == 0 ? ""
+                                            : "burst by burst after " + std::to_string(before) +
+                                                  (before == 1 ? " try" : " tries");
+      RunResult result = *simulate(request, kernel, problem, layout, attempt, stage);
       tried(result, before);
       return result;
     }
