@@ -82,8 +82,8 @@ void check_memory(const RunRequest& request, const KernelSpec& kernel, const Pro
 // page: two of the process's mappings, which Linux caps at vm.max_map_count (65530 by default,
 // so about 32,000 threads). Past the cap SystemC's stack set-up fails and the run ends in
 // std::bad_alloc. Each rank block's core has its thread from the start; a DMA engine makes its
-// queues' threads the first time a transfer waits for a queue (DmaEngine), which a run timing
-// its transfers whole may never do.
+// queues' threads the first time a transfer waits for a queue (DmaEngine), unless every
+// transfer is timed whole with no set-up, when its queues are methods and take no stack.
 struct MapBudget {
   std::uint64_t in_use = 0;  // the process's mappings now
   std::uint64_t limit = 0;   // the most it may have

@@ -167,6 +167,15 @@ TEST(BandwidthResource, AnEarlierRequestBeforeEveryRunKeptIsAConflict) {
   EXPECT_FALSE(late.conflict);
 }
 
+// The names of the device 0 DMA engine's SystemC processes of `kind` (its queues').
+std::vector<std::string> engine_processes(Platform& platform, const std::string& kind) {
+  std::vector<std::string> names;
+  for (const sc_core::sc_object* child : platform.device(0).block_dma(0).get_child_objects()) {
+    if (child->kind() == kind) names.push_back(child->name());
+  }
+  return names;
+}
+
 // One rank loads a tile from its input and stores it to its output: when each returned.
 struct LoadAndStore {
   std::uint64_t loaded_ps = 0;
@@ -192,10 +201,7 @@ LoadAndStore local_load_and_store(bool whole, double dma_setup_cycles = 100) {
       options);
   EXPECT_TRUE(run(platform).completed);
   times.finish_ps = platform.device(0).block_core(0).stats().finish_ps;
-  for (const sc_core::sc_object* child : platform.device(0).block_dma(0).get_child_objects()) {
-    if (std::string(child->kind()) == "sc_thread_process")
-      times.queue_threads.push_back(child->name());
-  }
+  times.queue_threads = engine_processes(platform, "sc_thread_process");
   return times;
 }
 
@@ -238,10 +244,11 @@ TEST(DmaEngine, TransfersTimedWholeByTheCoreMakeNoQueueThread) {
 
 // Two pulls from the own window issued back to back, with no set-up: the second waits for the
 // engine's queue until the first has left. The rank's end by its own time, and the engine's
-// processes by name and kind. Threads are refused when asked (no memory mapping left).
+// threads and methods by name. Threads are refused when asked (no memory mapping left).
 struct TwoPulls {
   std::uint64_t finish_ps = 0;
-  std::vector<std::string> queue_processes;
+  std::vector<std::string> queue_threads;
+  std::vector<std::string> queue_methods;
 };
 TwoPulls two_pulls_back_to_back(bool whole, bool refuse_threads) {
   PlatformConfig config = round_config(Topology::FullMesh, 1);
@@ -266,11 +273,8 @@ TwoPulls two_pulls_back_to_back(bool whole, bool refuse_threads) {
   EXPECT_TRUE(outcome.completed) << outcome.failure;
   TwoPulls pulls;
   pulls.finish_ps = platform.device(0).block_core(0).stats().finish_ps;
-  for (const sc_core::sc_object* child : platform.device(0).block_dma(0).get_child_objects()) {
-    const std::string kind = child->kind();
-    if (kind.find("_process") != std::string::npos)
-      pulls.queue_processes.push_back(std::string(child->name()) + " " + kind);
-  }
+  pulls.queue_threads = engine_processes(platform, "sc_thread_process");
+  pulls.queue_methods = engine_processes(platform, "sc_method_process");
   return pulls;
 }
 
@@ -281,15 +285,15 @@ TwoPulls two_pulls_back_to_back(bool whole, bool refuse_threads) {
 TEST(DmaEngine, AQueueOfTransfersBurstByBurstIsAThread) {
   const TwoPulls bursts = two_pulls_back_to_back(false, false);
   EXPECT_EQ(bursts.finish_ps, 1512000u);
-  EXPECT_EQ(bursts.queue_processes,
-            std::vector<std::string>{"platform.dev0.dma.queue0 sc_thread_process"});
+  EXPECT_EQ(bursts.queue_threads, std::vector<std::string>{"platform.dev0.dma.queue0"});
+  EXPECT_TRUE(bursts.queue_methods.empty());
 }
 
 TEST(DmaEngine, AQueueOfTransfersTimedWholeIsAMethodWithTheThreadsTimes) {
   const TwoPulls whole = two_pulls_back_to_back(true, true);
   EXPECT_EQ(whole.finish_ps, 1512000u);
-  EXPECT_EQ(whole.queue_processes,
-            std::vector<std::string>{"platform.dev0.dma.queue0 sc_method_process"});
+  EXPECT_EQ(whole.queue_methods, std::vector<std::string>{"platform.dev0.dma.queue0"});
+  EXPECT_TRUE(whole.queue_threads.empty());
 }
 
 // A queue thread refused (no memory mapping left for its stack) ends the run with the rank's
