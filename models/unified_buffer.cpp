@@ -22,10 +22,12 @@ UnifiedBuffer::UnifiedBuffer(sc_core::sc_module_name name, const PlatformConfig&
 std::uint32_t UnifiedBuffer::allocate(std::uint64_t bytes) {
   const std::uint64_t size =
       std::max<std::uint64_t>(alignment_, (bytes + alignment_ - 1) / alignment_ * alignment_);
-  std::uint64_t candidate = 0;
-  for (const auto& [offset, length] : regions_) {
-    if (candidate + size <= offset) break;
-    candidate = offset + length;
+  // First fit, from the first gap: below prefix_end_ the regions leave none.
+  std::uint64_t candidate = prefix_end_;
+  for (auto region = regions_.lower_bound(static_cast<std::uint32_t>(candidate));
+       region != regions_.end(); ++region) {
+    if (candidate + size <= region->first) break;
+    candidate = region->first + region->second;
   }
   if (candidate + size > usable_) {
     throw InputError("UB overflow: asked for " + std::to_string(bytes) + " bytes with " +
@@ -33,6 +35,12 @@ std::uint32_t UnifiedBuffer::allocate(std::uint64_t bytes) {
                      " usable bytes in use (limit " + std::to_string(usable_) + ")");
   }
   regions_.emplace(static_cast<std::uint32_t>(candidate), size);
+  if (candidate == prefix_end_) {
+    prefix_end_ += size;
+    for (auto next = regions_.find(static_cast<std::uint32_t>(prefix_end_)); next != regions_.end();
+         next = regions_.find(static_cast<std::uint32_t>(prefix_end_)))
+      prefix_end_ += next->second;
+  }
   in_use_ += size;
   peak_ = std::max(peak_, in_use_);
   if (sink_ != nullptr) {
@@ -45,6 +53,7 @@ void UnifiedBuffer::release(std::uint32_t offset) {
   auto region = regions_.find(offset);
   if (region == regions_.end()) return;
   in_use_ -= region->second;
+  prefix_end_ = std::min<std::uint64_t>(prefix_end_, offset);
   if (sink_ != nullptr) {
     sink_->record(in_use_var_, sc_core::sc_time_stamp().value(),
                   -static_cast<std::int64_t>(region->second));

@@ -40,6 +40,9 @@ class UnifiedBuffer : public sc_core::sc_module {
   std::uint64_t alignment_;
   std::vector<std::uint8_t> storage_;
   std::map<std::uint32_t, std::uint64_t> regions_;  // offset -> aligned size
+  // The end of the regions that run on from offset 0 with no gap: a kernel that allocates a tile
+  // per peer and releases none would otherwise walk them all at each allocation.
+  std::uint64_t prefix_end_ = 0;
   std::uint64_t in_use_ = 0;
   std::uint64_t peak_ = 0;
   TraceSink* sink_ = nullptr;

@@ -527,6 +527,35 @@ TEST(UnifiedBuffer, OverflowNamesTheBytesAskedAndTheLimit) {
             "(limit 4096)");
 }
 
+TEST(UnifiedBuffer, TilesGoToTheFirstGapThatFits) {
+  // 32-byte alignment; FP32 tiles of 256 elements are 1024 B. Holes left by releases are
+  // filled first, from the lowest, and merge with their neighbours.
+  PlatformConfig config = round_config(Topology::FullMesh, 1);
+  std::vector<std::uint32_t> offsets;
+  Platform platform("platform", config, {0}, problem_for(1), layout_for(1),
+                    [&](Rank& r) {
+                      const auto place = [&](std::uint64_t elements) {
+                        const Tile tile = r.alloc(elements, DType::FP32);
+                        offsets.push_back(tile.offset);
+                        return tile;
+                      };
+                      const Tile a = place(256);  // [0, 1024)
+                      const Tile b = place(256);  // [1024, 2048)
+                      place(256);                 // [2048, 3072)
+                      r.release(a);
+                      const Tile d = place(128);  // the hole at 0: [0, 512)
+                      place(256);                 // [512, 1024) is too small: [3072, 4096)
+                      r.release(b);
+                      place(384);  // [512, 2048), the two holes merged
+                      place(8);    // no gap left below 4096
+                      r.release(d);
+                      place(8);  // the hole at 0 again
+                    },
+                    {});
+  EXPECT_TRUE(run(platform).completed);
+  EXPECT_EQ(offsets, (std::vector<std::uint32_t>{0, 1024, 2048, 0, 3072, 512, 4096, 0}));
+}
+
 // Signals on a two-device full mesh. Rank 1 notifies rank 0's cell [1,0]: each notify costs
 // 20 ns at the core, then the path latency 1000 ns and the GM write latency 300 ns, so the
 // first lands at 1320 ns and a second at 1340 ns. Rank 0 waits from t = 0 with a 500 ns poll
