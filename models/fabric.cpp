@@ -108,43 +108,62 @@ Fabric::Route Fabric::route(int from, int to) const {
       break;
   }
   r.bytes_per_ps = std::numeric_limits<double>::infinity();
-  for (LinkId l : r.links) r.bytes_per_ps = std::min(r.bytes_per_ps, link(l).bytes_per_ps);
+  for (LinkId l : r.links) r.bytes_per_ps = std::min(r.bytes_per_ps, link_bytes_per_ps(l));
   return r;
+}
+
+double Fabric::link_bytes_per_ps(LinkId link_id) const {
+  switch (fields(link_id).kind) {
+    case Kind::Mesh:
+    case Kind::Clockwise:
+    case Kind::Counter:
+    case Kind::Up:
+    case Kind::Down:
+      return GBps_to_bytes_per_ps(config_.link_bandwidth_GBps);
+    case Kind::NicUp:
+    case Kind::LeafDown:
+      return GBps_to_bytes_per_ps(config_.nic_bandwidth_GBps);
+    case Kind::LeafUp:
+    case Kind::SpineDown:
+      return leaf_uplink_bytes_per_ps_;
+    case Kind::UbUp:
+    case Kind::NodeDown:
+      return GBps_to_bytes_per_ps(config_.superpod_bandwidth_GBps);
+  }
+  return 0;
 }
 
 Fabric::Link Fabric::link(LinkId link_id) const {
   const auto [kind, a, b] = fields(link_id);
-  const double hccs = GBps_to_bytes_per_ps(config_.link_bandwidth_GBps);
-  const double nic = GBps_to_bytes_per_ps(config_.nic_bandwidth_GBps);
-  const double ub = GBps_to_bytes_per_ps(config_.superpod_bandwidth_GBps);
+  const double rate = link_bytes_per_ps(link_id);
   const auto n = static_cast<std::uint64_t>(devices_);
   switch (kind) {
     case Kind::Mesh:
-      return {dev(a), "link_to_" + std::to_string(b), hccs};
+      return {dev(a), "link_to_" + std::to_string(b), rate};
     case Kind::Clockwise:
-      return {dev(a), "link_to_" + std::to_string((a + 1) % n), hccs};
+      return {dev(a), "link_to_" + std::to_string((a + 1) % n), rate};
     case Kind::Counter:
-      return {dev(a), "link_to_" + std::to_string((a + n - 1) % n), hccs};
+      return {dev(a), "link_to_" + std::to_string((a + n - 1) % n), rate};
     case Kind::Up:
-      return {dev(a), "uplink", hccs};
+      return {dev(a), "uplink", rate};
     case Kind::Down:
-      return {dev(a), "downlink", hccs};
+      return {dev(a), "downlink", rate};
     case Kind::NicUp:
-      return {dev(a), "nic_up", nic, "nic.bandwidth_GBps"};
+      return {dev(a), "nic_up", rate, "nic.bandwidth_GBps"};
     case Kind::LeafDown:
-      return {"leaf" + std::to_string(leaf_of(static_cast<int>(a))), "down_to_" + dev(a), nic,
+      return {"leaf" + std::to_string(leaf_of(static_cast<int>(a))), "down_to_" + dev(a), rate,
               "nic.bandwidth_GBps"};
     case Kind::LeafUp:
-      return {"leaf" + std::to_string(a), "up_to_spine" + std::to_string(b),
-              leaf_uplink_bytes_per_ps_, "cluster.oversubscription"};
+      return {"leaf" + std::to_string(a), "up_to_spine" + std::to_string(b), rate,
+              "cluster.oversubscription"};
     case Kind::SpineDown:
-      return {"spine" + std::to_string(a), "down_to_leaf" + std::to_string(b),
-              leaf_uplink_bytes_per_ps_, "cluster.oversubscription"};
+      return {"spine" + std::to_string(a), "down_to_leaf" + std::to_string(b), rate,
+              "cluster.oversubscription"};
     case Kind::UbUp:
-      return {dev(a), "ub_up", ub, "superpod.bandwidth_GBps"};
+      return {dev(a), "ub_up", rate, "superpod.bandwidth_GBps"};
     case Kind::NodeDown:
       return {"node" + std::to_string(config_.server_of(static_cast<int>(a))), "down_to_" + dev(a),
-              ub, "superpod.bandwidth_GBps"};
+              rate, "superpod.bandwidth_GBps"};
   }
   return {};
 }

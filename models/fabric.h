@@ -42,6 +42,8 @@ class Fabric {
 
   Route route(int from, int to) const;
   Link link(LinkId id) const;
+  // The link's rate alone: a route asks for it without building the link's names.
+  double link_bytes_per_ps(LinkId id) const;
   // The device whose scope (Link::scope) holds the link, -1 for a leaf's, spine's or node's:
   // what a waveform or timeline of some devices shows of it, without building its name.
   int scope_device(LinkId id) const;

@@ -48,6 +48,7 @@ const Interconnect::Path& Interconnect::path(int from, int to) {
     const Fabric::Route route = fabric_.route(from, to);
     path_links_ += route.links.size();
     Path p;
+    p.links.reserve(route.links.size());
     for (Fabric::LinkId id : route.links) {
       p.links.push_back(link(id));
       p.marked = p.marked || marked_links_.count(p.links.back()->place()) != 0;
