@@ -275,6 +275,7 @@ void GlobalMemory::PostedRun::advance() {
   ++head.sequence;
   head.address += static_cast<std::uint64_t>(address_step);
   ++head.source.index;
+  order = head.source.order();
   --count;
 }
 
@@ -290,7 +291,7 @@ void GlobalMemory::post(const PostedWrite& write) {
     posted_.push_back(*open_run_);
     std::push_heap(posted_.begin(), posted_.end());
   }
-  open_run_ = PostedRun{write, 1, sc_core::SC_ZERO_TIME, 0, false};
+  open_run_ = PostedRun{write, write.source.order(), 1, sc_core::SC_ZERO_TIME, 0, false};
 }
 
 std::uint64_t GlobalMemory::posted_updates() {
@@ -315,6 +316,20 @@ bool GlobalMemory::next_posted(sc_time& arrival) const {
   return true;
 }
 
+void GlobalMemory::sink_top() {
+  // One pass down from the top, where a pop and a push would make two.
+  const std::size_t size = posted_.size();
+  PostedRun moving = posted_.front();
+  std::size_t hole = 0;
+  for (std::size_t child = 1; child < size; child = 2 * hole + 1) {
+    if (child + 1 < size && posted_[child] < posted_[child + 1]) ++child;  // the earlier child
+    if (!(moving < posted_[child])) break;
+    posted_[hole] = posted_[child];
+    hole = child;
+  }
+  posted_[hole] = moving;
+}
+
 sc_time GlobalMemory::land(const sc_time& until) {
   sc_time last = sc_core::SC_ZERO_TIME;
   sc_time next;
@@ -327,13 +342,14 @@ sc_time GlobalMemory::land(const sc_time& until) {
       open_run_->advance();
       if (open_run_->count == 0) open_run_.reset();
     } else {
-      std::pop_heap(posted_.begin(), posted_.end());
-      write = posted_.back().head;
-      posted_.back().advance();
-      if (posted_.back().count == 0) {
+      PostedRun& top = posted_.front();
+      write = top.head;
+      top.advance();
+      if (top.count == 0) {
+        std::pop_heap(posted_.begin(), posted_.end());
         posted_.pop_back();
       } else {
-        std::push_heap(posted_.begin(), posted_.end());
+        sink_top();
       }
     }
     const auto [cell, first_write] = cells_.try_emplace(write.address);

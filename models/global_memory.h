@@ -143,7 +143,8 @@ class GlobalMemory : public sc_core::sc_module {
   // every gm.atomic_ns) queues thousands such. A run holds them in one entry, so the queue
   // costs what its runs do, not its updates.
   struct PostedRun {
-    PostedWrite head;  // the next to land
+    PostedWrite head;     // the next to land
+    std::uint64_t order;  // head.source.order(), kept for the heap's comparisons
     std::uint64_t count;
     sc_core::sc_time arrival_step;
     std::int64_t address_step;
@@ -154,8 +155,7 @@ class GlobalMemory : public sc_core::sc_module {
     // The heap puts the first on top.
     bool operator<(const PostedRun& other) const {
       if (head.arrival != other.head.arrival) return head.arrival > other.head.arrival;
-      if (head.source.order() != other.head.source.order())
-        return head.source.order() > other.head.source.order();
+      if (order != other.order) return order > other.order;
       return head.sequence > other.head.sequence;
     }
     // The update issued right after the run's last one, if it continues the run.
@@ -164,6 +164,8 @@ class GlobalMemory : public sc_core::sc_module {
     void advance();  // drops the head
   };
   void post(const PostedWrite& write);
+  // The run on top of the heap, its head moved on, goes down to where its new head belongs.
+  void sink_top();
   // The next update to land is the open run's head rather than the heap's top.
   bool open_run_lands_next() const;
   // When the next update lands (false: none is in flight).
