@@ -805,6 +805,45 @@ TEST(Signals, UpdatesArrivingAtOneInstantLandInTheirNotifiesOrder) {
   EXPECT_EQ(write->notify.index, 0u);
 }
 
+TEST(Signals, RunsFromFourSendersLandInArrivalThenSenderOrder) {
+  // An 8-device ring, 1000 ns a hop, no atomic queue. Ranks 4-7 (4, 3, 2 and 1 hops from rank 0)
+  // each add 1 to rows 0-15 of rank 0's signal in a loop, odd ranks from row 15 down, even ranks
+  // from row 0 up; rank r starts 1000 r ns late, so each loop is one run of 16 updates, and all
+  // four runs arrive together: a loop's k-th update at 8300 + 20 (k + 1) ns, two at a time. Each
+  // row keeps, as its writer, the update that lands last: the latest to arrive, of equal
+  // arrivals the highest sender's.
+  PlatformConfig config = round_config(Topology::Ring, 8);
+  config.gm_atomic_ns = 0;
+  config.launch_offset_cycles = 1000;
+  constexpr int kRows = 16;
+  const auto step = [](int rank, int row) { return rank % 2 == 1 ? kRows - 1 - row : row; };
+  const auto arrival_ns = [&](int rank, int row) { return 8300 + 20 * (step(rank, row) + 1); };
+  Platform platform("platform", config, {0, 1, 2, 3, 4, 5, 6, 7}, problem_for(8),
+                    {{{"data", kElements}}, {{"signal", kRows, 1}}},
+                    [&](Rank& r) {
+                      if (r.rank() < 4) return;
+                      const Signal s = r.signal("signal");
+                      for (int k = 0; k < kRows; ++k)
+                        r.notify(s, 0, step(r.rank(), k), 0, 1, NotifyOp::AtomicAdd);
+                    },
+                    {});
+  ASSERT_TRUE(run(platform).completed);
+  const SignalInfo& signal = platform.memory().signals.at(kSignal);
+  for (int row = 0; row < kRows; ++row) {
+    int last = 4;
+    for (int rank = 5; rank <= 7; ++rank) {
+      if (arrival_ns(rank, row) >= arrival_ns(last, row)) last = rank;
+    }
+    EXPECT_EQ(platform.read_cell(0, kSignal, row, 0), 4) << "row " << row;
+    const GlobalMemory::CellWrite* write =
+        platform.device(0).gm.last_write(signal.address + 4 * static_cast<std::uint64_t>(row));
+    ASSERT_NE(write, nullptr);
+    EXPECT_EQ(write->notify.rank, last) << "row " << row;
+    EXPECT_EQ(write->landed_ps, static_cast<std::uint64_t>(arrival_ns(last, row)) * 1000)
+        << "row " << row;
+  }
+}
+
 // A 2-server x 2-NPU cluster: devices 0, 1 in server 0 and 2, 3 in server 1, on the HCCS full
 // mesh of round_config inside a server (16 B/ns, 1000 ns). NICs of 8 B/ns: a 512 B burst holds
 // a NIC direction for 64 ns, the 16384 B tile 2048 ns; 300 ns per NIC (both ends of a path),
