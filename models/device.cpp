@@ -5,7 +5,8 @@
 namespace ars {
 
 Device::Device(sc_core::sc_module_name name, const PlatformConfig& config, int index,
-               std::optional<VectorCore::Binding> binding, bool timing_only)
+               std::optional<VectorCore::Binding> binding, bool timing_only,
+               InstantEvents& instants)
     : sc_module(name), gm("gm", config), index_(index) {
   if (!binding) return;
   const int blocks = binding->problem->core_num;
@@ -16,9 +17,10 @@ Device::Device(sc_core::sc_module_name name, const PlatformConfig& config, int i
     block_binding.block = b;
     Block block;
     block.ub = std::make_unique<UnifiedBuffer>(("ub" + suffix).c_str(), config, !timing_only);
-    block.dma = std::make_unique<DmaEngine>(("dma" + suffix).c_str(), config, index, b);
-    block.core = std::make_unique<VectorCore>(("core" + suffix).c_str(), config,
-                                              std::move(block_binding), *block.ub, *block.dma, gm);
+    block.dma = std::make_unique<DmaEngine>(("dma" + suffix).c_str(), config, index, b, instants);
+    block.core =
+        std::make_unique<VectorCore>(("core" + suffix).c_str(), config, std::move(block_binding),
+                                     *block.ub, *block.dma, gm, instants);
     block.dma->to_ub.bind(block.ub->from_core);
     block.core->to_ub.bind(block.ub->from_core);
     if (b == 0) {

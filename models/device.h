@@ -22,7 +22,7 @@ class Device : public sc_core::sc_module {
   // `binding` gives the device a vector core running that rank; without one the device only
   // serves its memory.
   Device(sc_core::sc_module_name name, const PlatformConfig& config, int index,
-         std::optional<VectorCore::Binding> binding, bool timing_only);
+         std::optional<VectorCore::Binding> binding, bool timing_only, InstantEvents& instants);
 
   int index() const { return index_; }
   GlobalMemory gm;

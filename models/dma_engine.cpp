@@ -51,7 +51,7 @@ sc_time ask(const sc_core::sc_object& engine, BurstTiming& timing, const sc_time
 }  // namespace
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device,
-                     int block)
+                     int block, InstantEvents& instants)
     : sc_module(name),
       to_noc("to_noc"),
       to_ub("to_ub"),
@@ -65,6 +65,7 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config,
       burst_bytes_(config.dma_burst_bytes),
       full_rate_alignment_(config.dma_full_rate_alignment),
       misaligned_factor_(config.dma_misaligned_rate_factor),
+      instants_(instants),
       queues_(config.dma_queues),
       busy_vars_(config.dma_queues, -1) {
   for (int q = 1; q < config.dma_queues; ++q)
@@ -242,7 +243,7 @@ void DmaEngine::queue_method(int queue) {
   for (;;) {
     if (state.running) {
       if (state.busy_until > now) {
-        next_trigger(state.busy_until - now);
+        next_trigger(instants_.event_at(state.busy_until, now));
         return;
       }
       state.running = false;
@@ -268,14 +269,14 @@ void DmaEngine::wait_done(std::uint64_t ticket) {
   if (forgotten(ticket)) return;
   while (!times_.at(ticket).issued) sc_core::wait(scheduled_);
   const sc_time finish = ps_exact(times_[ticket].finish_ps);
-  if (finish > current_time(*this)) sc_core::wait(finish - current_time(*this));
+  if (finish > current_time(*this)) instants_.wait_until(finish, current_time(*this));
 }
 
 void DmaEngine::wait_left(std::uint64_t ticket) {
   if (forgotten(ticket)) return;
   while (!times_.at(ticket).issued) sc_core::wait(scheduled_);
   const sc_time left = ps_exact(times_[ticket].left_ps);
-  if (left > current_time(*this)) sc_core::wait(left - current_time(*this));
+  if (left > current_time(*this)) instants_.wait_until(left, current_time(*this));
 }
 
 bool DmaEngine::time_of(std::uint64_t ticket, Milestone milestone, sc_time& at) const {
@@ -422,7 +423,8 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
   if (whole && queue_thread) {
     // The first burst leaves at the start, as it does burst by burst; the others are
     // reserved now, each with its own leaving time as the annotated delay.
-    if (progress.start > current_time(*this)) sc_core::wait(progress.start - current_time(*this));
+    if (progress.start > current_time(*this))
+      instants_.wait_until(progress.start, current_time(*this));
   }
 
   // Timed whole, a transfer of kTrainFromBursts bursts or more goes down as one transaction
@@ -444,7 +446,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
   for (std::uint64_t offset = 0; !as_train && offset < request.bytes; offset += burst_bytes_) {
     const std::uint64_t length = std::min(burst_bytes_, request.bytes - offset);
     const sc_time issue = leave(progress, request.bytes, offset);
-    if (!whole && issue > current_time(*this)) sc_core::wait(issue - current_time(*this));
+    if (!whole && issue > current_time(*this)) instants_.wait_until(issue, current_time(*this));
     if (asked && !passed_asked()) return;
     trans.set_address(request.gm_address + offset);
     trans.set_data_ptr(ub_ == nullptr ? nullptr : ub_ + request.ub_offset + offset);
@@ -467,7 +469,7 @@ void DmaEngine::execute(const Request& request, std::uint64_t ticket, int queue,
   // by submit() only records the time instead of waiting for it.
   const sc_time& issued_all = progress.issued_by;
   if (queue_thread && issued_all > current_time(*this))
-    sc_core::wait(issued_all - current_time(*this));
+    instants_.wait_until(issued_all, current_time(*this));
   if (asked && !passed_asked()) return;
   times_[ticket].finish_ps = progress.finish.value();
   times_[ticket].left_ps = issued_all.value();

@@ -28,6 +28,7 @@
 #include "kernels/api.h"
 #include "models/bandwidth_resource.h"
 #include "models/clock.h"
+#include "models/instant_events.h"
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
 #include "models/trace_sink.h"
@@ -61,7 +62,8 @@ class DmaEngine : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<DmaEngine> to_ub;   // the core's unified buffer (DMI)
 
   // `block`: which of its device's vector cores drives the engine (0 for a rank's first).
-  DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device, int block);
+  DmaEngine(sc_core::sc_module_name name, const PlatformConfig& config, int device, int block,
+            InstantEvents& instants);
 
   enum class Direction { ToUb, FromUb };  // MTE2, MTE3
   struct Request {
@@ -223,6 +225,7 @@ class DmaEngine : public sc_core::sc_module {
   std::uint64_t burst_bytes_;
   std::uint64_t full_rate_alignment_;
   double misaligned_factor_;
+  InstantEvents& instants_;
   std::uint8_t* ub_ = nullptr;
   bool whole_ = false;
   bool conflicted_ = false;

@@ -55,7 +55,8 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       binding = VectorCore::Binding{device_rank[d], &rank_devices_, &problem_, &memory_, body};
     }
     devices_.push_back(std::make_unique<Device>(("dev" + std::to_string(d)).c_str(), config, d,
-                                                std::move(binding), options.timing_only));
+                                                std::move(binding), options.timing_only,
+                                                instants_));
     Device& device = *devices_.back();
     device.gm.port().describe(d, "dev" + std::to_string(d) + ".memory_port", "gm.bandwidth_GBps");
     device.gm.atomics().describe(-1, "dev" + std::to_string(d) + ".signal_atomics", "gm.atomic_ns");

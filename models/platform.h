@@ -125,6 +125,7 @@ class Platform : public sc_core::sc_module {
   Problem problem_;
   MemoryMap memory_;
   Interconnect noc_;
+  InstantEvents instants_;  // before the devices, whose processes wait on its events
   std::vector<std::unique_ptr<Device>> devices_;
   TraceSink* trace_;
   sc_core::sc_time last_landing_;  // of the signal updates landed after the simulation

@@ -79,7 +79,7 @@ const char* to_string(SyncInstruction instruction) {
 }
 
 VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& config, Binding binding,
-                       UnifiedBuffer& ub, DmaEngine& dma, GlobalMemory& gm)
+                       UnifiedBuffer& ub, DmaEngine& dma, GlobalMemory& gm, InstantEvents& instants)
     : sc_module(name),
       to_noc("to_noc"),
       to_ub("to_ub"),
@@ -89,6 +89,7 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
       ub_(ub),
       dma_(dma),
       gm_(gm),
+      instants_(instants),
       pipe_barrier_cost_(clock_.cycles(config.pipe_barrier_cycles)),
       drain_cost_(clock_.cycles(config.drain_cycles)),
       flush_cost_(clock_.cycles(config.cache_flush_cycles)),
@@ -219,7 +220,7 @@ const sc_time& VectorCore::now() {
 
 void VectorCore::pass(const sc_time& until) {
   if (!run_ahead_) {
-    if (until > current_time(*this)) sc_core::wait(until - current_time(*this));
+    if (until > current_time(*this)) instants_.wait_until(until, current_time(*this));
     return;
   }
   if (until > local_time_) local_time_ = until;
@@ -227,7 +228,7 @@ void VectorCore::pass(const sc_time& until) {
 }
 
 void VectorCore::catch_up() {
-  if (local_time_ > current_time(*this)) sc_core::wait(local_time_ - current_time(*this));
+  if (local_time_ > current_time(*this)) instants_.wait_until(local_time_, current_time(*this));
 }
 
 void VectorCore::await(std::uint64_t ticket, DmaEngine::Milestone milestone) {

@@ -19,6 +19,7 @@
 #include "models/dma_engine.h"
 #include "models/fault.h"
 #include "models/global_memory.h"
+#include "models/instant_events.h"
 #include "models/memory_map.h"
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
@@ -59,7 +60,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
     int block = 0;  // the SPMD block this core runs (one of problem->core_num)
   };
   VectorCore(sc_core::sc_module_name name, const PlatformConfig& config, Binding binding,
-             UnifiedBuffer& ub, DmaEngine& dma, GlobalMemory& gm);
+             UnifiedBuffer& ub, DmaEngine& dma, GlobalMemory& gm, InstantEvents& instants);
   SC_HAS_PROCESS(VectorCore);
 
   const RankStats& stats() const { return stats_; }
@@ -157,6 +158,7 @@ class VectorCore : public sc_core::sc_module, public Rank {
   UnifiedBuffer& ub_;
   DmaEngine& dma_;
   GlobalMemory& gm_;
+  InstantEvents& instants_;
   std::uint8_t* ub_data_ = nullptr;
   sc_core::sc_time pipe_barrier_cost_;
   sc_core::sc_time drain_cost_;

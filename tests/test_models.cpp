@@ -15,6 +15,7 @@
 #include "models/bandwidth_resource.h"
 #include "models/clock.h"
 #include "models/fabric.h"
+#include "models/instant_events.h"
 #include "models/platform.h"
 #include "models/rank_stats.h"
 #include "models/run_progress.h"
@@ -95,6 +96,37 @@ Claim whole_claim(std::uint64_t at_ps) {
   claim.checked = true;
   claim.at = ps_exact(at_ps);
   return claim;
+}
+
+// Four threads wait for 10, 10, 20 and 10 ns, the last then for 30 ns: two instants at once
+// at first, so two events; at 10 ns the first instant has passed and its event serves 30 ns.
+// A new event per wait would make five, and events never reused three.
+struct InstantWaiters : sc_core::sc_module {
+  InstantEvents instants;
+  std::vector<std::pair<int, double>> resumed;  // (thread, ns)
+  explicit InstantWaiters(sc_core::sc_module_name name) : sc_module(name) {
+    const double until[] = {10, 10, 20, 10};
+    for (int t = 0; t < 4; ++t) {
+      sc_core::sc_spawn([this, t, until] {
+        instants.wait_until(ns(until[t]), sc_core::sc_time_stamp());
+        resumed.emplace_back(t, to_ns(sc_core::sc_time_stamp()));
+        if (t != 3) return;
+        instants.wait_until(ns(30), sc_core::sc_time_stamp());
+        resumed.emplace_back(t, to_ns(sc_core::sc_time_stamp()));
+      });
+    }
+  }
+};
+
+TEST(InstantEvents, ThreadsWaitingForOneInstantShareOneEventReusedOnceItPassed) {
+  init_time_resolution();
+  InstantWaiters waiters("waiters");
+  sc_core::sc_start();
+  std::vector<std::pair<int, double>> resumed = waiters.resumed;
+  std::sort(resumed.begin(), resumed.end());
+  EXPECT_EQ(resumed,
+            (std::vector<std::pair<int, double>>{{0, 10}, {1, 10}, {2, 20}, {3, 10}, {3, 30}}));
+  EXPECT_EQ(waiters.instants.events_made(), 2u);
 }
 
 TEST(BandwidthResource, AnEarlierRequestThatEndsBeforeTheNextRunIsServedAsOfItsTime) {
