@@ -37,6 +37,9 @@ class InstantEvents {
   // so that a new instant allocates nothing.
   std::vector<Pending::node_type> spare_;
   std::deque<sc_core::sc_event> events_;
+  // The instant asked for last and its event, pending while that instant lies ahead.
+  std::uint64_t last_at_ = 0;
+  sc_core::sc_event* last_event_ = nullptr;
 };
 
 }  // namespace ars
