@@ -195,6 +195,9 @@ bool DmaEngine::timed_whole(const Request& request, std::uint64_t ticket) const 
   if (!burst_by_burst_) return true;
   const int target = address_device(request.gm_address);
   const bool read = request.direction == Direction::ToUb;
+  // The engine's own memory takes no path to look up: asked apart, so that the memo keeps the
+  // answer for its peer, which a rank's rounds ask for between transfers of its own.
+  if (target == device_) return !burst_by_burst_(device_, target, read);
   if (target != whole_memo_.target || read != whole_memo_.read)
     whole_memo_ = {target, read, !burst_by_burst_(device_, target, read)};
   return whole_memo_.whole;

@@ -282,8 +282,8 @@ class DmaEngine : public sc_core::sc_module {
   bool notifies_met_ = false;
   BurstByBurst burst_by_burst_;
   std::vector<std::uint64_t> burst_tickets_;
-  // timed_whole()'s last answer with a burst_by_burst_ test (fixed for the run): a rank's
-  // transfers go to few peers, and the test looks up a path.
+  // timed_whole()'s last answer for a peer's memory with a burst_by_burst_ test (fixed for the
+  // run): a rank's transfers go to few peers, and the test looks up a path.
   struct WholeMemo {
     int target = -1;
     bool read = false;
