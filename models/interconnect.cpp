@@ -41,26 +41,29 @@ BandwidthResource* Interconnect::link(Fabric::LinkId id) {
   return found;
 }
 
-const Interconnect::Path& Interconnect::path(int from, int to) {
+const Path& Interconnect::path(int from, int to) {
   const std::uint64_t key = static_cast<std::uint64_t>(from) * devices_ + to;
-  auto found = paths_.find(key);
-  if (found == paths_.end()) {
-    const Fabric::Route route = fabric_.route(from, to);
-    path_links_ += route.links.size();
-    Path p;
-    p.links.reserve(route.links.size());
-    for (Fabric::LinkId id : route.links) {
-      p.links.push_back(link(id));
-      p.marked = p.marked || marked_links_.count(p.links.back()->place()) != 0;
-    }
-    p.latency = sc_time(route.latency_ps, sc_core::SC_PS);
-    p.back_latency = sc_time(fabric_.route(to, from).latency_ps, sc_core::SC_PS);
-    found = paths_.emplace(key, std::move(p)).first;
+  if (const Path* found = paths_.find(key)) return *found;
+  const Fabric::Route route = fabric_.route(from, to);
+  path_links_ += route.links.size();
+  std::vector<BandwidthResource*> links;
+  links.reserve(route.links.size());
+  bool marked = false;
+  for (Fabric::LinkId id : route.links) {
+    links.push_back(link(id));
+    marked = marked || marked_links_.count(links.back()->place()) != 0;
   }
-  return found->second;
+  bool moved = false;
+  Path& p = paths_.add(key, links, moved);
+  // The memos point into the table, which has moved.
+  if (moved) std::fill(path_memo_.begin(), path_memo_.end(), PathMemo());
+  p.latency = sc_time(route.latency_ps, sc_core::SC_PS);
+  p.back_latency = sc_time(fabric_.route(to, from).latency_ps, sc_core::SC_PS);
+  p.marked = marked;
+  return p;
 }
 
-const Interconnect::Path& Interconnect::path_from_port(int port, int from, int to) {
+const Path& Interconnect::path_from_port(int port, int from, int to) {
   PathMemo& memo = path_memo_[static_cast<std::size_t>(port)];
   const std::uint64_t key = static_cast<std::uint64_t>(from) * devices_ + to;
   if (memo.key != key) memo = {key, &path(from, to)};
@@ -165,8 +168,8 @@ void Interconnect::serve(int port, tlm::tlm_generic_payload& trans, BurstTiming*
     if (atomic_occupancy_ > sc_core::SC_ZERO_TIME) {
       const sc_time now = current_time(*this);
       sc_time head = now + delay;
-      for (BandwidthResource* link : p.links) head = std::max(head, link->free_at());
-      for (BandwidthResource* link : p.links)
+      for (BandwidthResource* link : p.links()) head = std::max(head, link->free_at());
+      for (BandwidthResource* link : p.links())
         link->reserve_span(head, atomic_occupancy_, 0, atomic->flow, &atomic->claim);
       delay = head + atomic_occupancy_ - now;
     }
@@ -200,7 +203,7 @@ Interconnect::Crossing Interconnect::cross_links(const Path& p, bool is_read, st
   const BandwidthResource* held = nullptr;
   const BandwidthResource* last = nullptr;
   if (forwarding_ == Forwarding::StoreAndForward) {
-    for (BandwidthResource* link : p.links) {
+    for (BandwidthResource* link : p.links()) {
       const BandwidthResource::Interval slot = link->reserve(head, bytes, flow, claim);
       if (slot.behind_other_flow && held == nullptr) held = link;
       head = tail = slot.end;
@@ -210,13 +213,13 @@ Interconnect::Crossing Interconnect::cross_links(const Path& p, bool is_read, st
   } else {
     // The burst enters every link at once; a faster link than the path's slowest is free again
     // sooner, so flows that together fit its rate (a leaf's uplink) share it without waiting.
-    for (BandwidthResource* link : p.links) {
+    for (BandwidthResource* link : p.links()) {
       if (link->free_at() > head) {
         head = link->free_at();
         held = link->last_flow() != flow ? link : nullptr;
       }
     }
-    for (BandwidthResource* link : p.links) {
+    for (BandwidthResource* link : p.links()) {
       const sc_time end = link->reserve(head, bytes, flow, claim).end;
       if (end > tail) {
         tail = end;

@@ -26,6 +26,7 @@
 #include "models/bandwidth_resource.h"
 #include "models/fabric.h"
 #include "models/fixed_hash.h"
+#include "models/path_table.h"
 #include "models/platform_config.h"
 #include "models/trace_sink.h"
 
@@ -59,14 +60,9 @@ class Interconnect : public sc_core::sc_module {
     path_memo_.emplace_back();
   }
 
-  struct Path {
-    std::vector<BandwidthResource*> links;  // in the order the data crosses them
-    sc_core::sc_time latency;
-    sc_core::sc_time back_latency;  // the way back's: a read's request, an atomic's answer
-    bool marked = false;            // one of the links is marked (see mark_link)
-  };
   // The links data crosses going from device `from` to device `to` (empty when equal). The
-  // reference is good until the next transaction (the cache is emptied only between them).
+  // reference is good until the next path is made (a new path may move the others), and the
+  // cache is emptied only between transactions.
   const Path& path(int from, int to);
   // The links made so far, in that order; link i has resource id devices + i (the memory
   // ports come first, see Platform::resources).
@@ -136,10 +132,11 @@ class Interconnect : public sc_core::sc_module {
   std::unordered_map<Fabric::LinkId, BandwidthResource*, MixedHash> link_by_id_;
   // Paths used, by from * devices + to, until they hold more than path_cache_ allows.
   PathCacheLimit path_cache_;
-  std::unordered_map<std::uint64_t, Path, MixedHash> paths_;
+  PathTable paths_;
   // Per initiator port, the path it asked for last: a transfer's bursts ask for the same one
-  // after each other, and an engine's transfers mostly for the same peer's. One line per port
-  // read where a lookup reads a bucket and a node, each likely out of the caches.
+  // after each other, and an engine's transfers mostly for the same peer's. Its line is shared
+  // with other ports', where a lookup reads the path's entry, likely out of the caches. The
+  // memos point into paths_, and are dropped whenever it grows.
   struct PathMemo {
     std::uint64_t key = UINT64_MAX;
     const Path* path = nullptr;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "models/clock.h"
 #include "models/fabric.h"
 #include "models/instant_events.h"
+#include "models/path_table.h"
 #include "models/platform.h"
 #include "models/rank_stats.h"
 #include "models/run_progress.h"
@@ -1166,6 +1168,58 @@ TEST(AddressMap, KeepsEveryEntryAsItGrows) {
   EXPECT_EQ(visited, addresses.size());
   const auto n = static_cast<std::int64_t>(addresses.size());
   EXPECT_EQ(sum, n * (n + 1) / 2);
+}
+
+// The path table keeps every path's links, near (up to four, in the entry) and far (a ring's
+// longer paths), through its growth, which it reports so that pointers into it can be dropped;
+// cleared, it holds none.
+TEST(PathTable, KeepsEveryPathsLinksAsItGrowsAndSaysWhenItMoved) {
+  std::vector<std::unique_ptr<BandwidthResource>> resources;
+  for (int i = 0; i < 9; ++i) {
+    resources.push_back(std::make_unique<BandwidthResource>("link" + std::to_string(i), 1.0));
+  }
+  // Path k crosses k % 10 links, starting at resource k % 9.
+  const auto links_of = [&](std::uint64_t k) {
+    std::vector<BandwidthResource*> links;
+    for (std::uint64_t i = 0; i < k % 10; ++i) links.push_back(resources[(k + i) % 9].get());
+    return links;
+  };
+  PathTable table;
+  EXPECT_EQ(table.find(0), nullptr);
+  int moves = 0;
+  const std::uint64_t paths = 3000;
+  for (std::uint64_t k = 0; k < paths; ++k) {
+    const std::uint64_t key = k * 1031;  // a pair of devices, from * devices + to
+    ASSERT_EQ(table.find(key), nullptr) << k;
+    bool moved = false;
+    Path& path = table.add(key, links_of(k), moved);
+    moves += moved ? 1 : 0;
+    path.latency = sc_core::sc_time(static_cast<double>(k), sc_core::SC_PS);
+    path.marked = k % 3 == 0;
+  }
+  EXPECT_EQ(table.size(), paths);
+  // The first path makes 16 entries, and each time 4/5 would be taken the table grows by half:
+  // 16, 24, 36, ... 4618 entries, 15 moves to hold 3000 paths.
+  EXPECT_EQ(moves, 15);
+  for (std::uint64_t k = 0; k < paths; ++k) {
+    const Path* path = table.find(k * 1031);
+    ASSERT_NE(path, nullptr) << k;
+    const std::vector<BandwidthResource*> expected = links_of(k);
+    const std::vector<BandwidthResource*> stored(path->links().begin(), path->links().end());
+    EXPECT_EQ(stored, expected) << k;
+    EXPECT_EQ(path->latency.value(), k) << k;
+    EXPECT_EQ(path->marked, k % 3 == 0) << k;
+  }
+  EXPECT_EQ(table.find(1), nullptr);
+  table.clear();
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.find(1031), nullptr);
+  bool moved = true;
+  table.add(1031, links_of(7), moved);
+  EXPECT_FALSE(moved);  // the room is kept
+  EXPECT_EQ(std::vector<BandwidthResource*>(table.find(1031)->links().begin(),
+                                            table.find(1031)->links().end()),
+            links_of(7));
 }
 
 // A log's rounds are kept where they change, with 32-bit entry indices: the last index that

@@ -1,0 +1,123 @@
+// The paths an interconnect has used, by pair of devices, in one flat array (open addressing
+// with linear probing). Each entry is one cache line and holds a path of up to four links whole
+// (every topology's paths but a ring's), where a node-based map read a bucket, a node and the
+// links' array, each likely out of the caches at a mesh's every transfer and notify.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "models/fixed_hash.h"
+
+namespace ars {
+
+class BandwidthResource;
+
+struct alignas(64) Path {
+  struct Links {
+    BandwidthResource* const* first;
+    BandwidthResource* const* last;
+    BandwidthResource* const* begin() const { return first; }
+    BandwidthResource* const* end() const { return last; }
+  };
+  // The links data crosses, in that order (none when the pair is one device).
+  Links links() const {
+    BandwidthResource* const* first = count <= kNearLinks ? near : far;
+    return {first, first + count};
+  }
+
+  static constexpr std::uint32_t kNearLinks = 4;
+  std::uint64_t key = 0;  // set by the table: its key + 1; 0 in an empty entry
+  sc_core::sc_time latency;
+  sc_core::sc_time back_latency;  // the way back's: a read's request, an atomic's answer
+  std::uint32_t count = 0;        // links
+  bool marked = false;            // one of the links is marked (see Interconnect::mark_link)
+  union {
+    BandwidthResource* near[kNearLinks] = {};
+    BandwidthResource** far;  // more links than kNearLinks: an array the table owns
+  };
+};
+static_assert(sizeof(Path) == 64, "a path is one cache line");
+
+class PathTable {
+ public:
+  // The path stored under `key`, or nullptr.
+  const Path* find(std::uint64_t key) const {
+    if (slots_ == 0) return nullptr;
+    const Path& found = slot(probe(key + 1));
+    return found.key == 0 ? nullptr : &found;
+  }
+  // Stores a path under `key` (not stored yet) crossing `links`, for the caller to fill in its
+  // latencies and mark. The table may grow first, moving every path: `moved` then says that
+  // pointers to paths found before are stale.
+  Path& add(std::uint64_t key, const std::vector<BandwidthResource*>& links, bool& moved) {
+    moved = slots_ * kMaxLoad.first <= (size_ + 1) * kMaxLoad.second;
+    if (moved) grow();
+    Path& entry = slot(probe(key + 1));
+    entry = Path();
+    entry.key = key + 1;
+    entry.count = static_cast<std::uint32_t>(links.size());
+    BandwidthResource** stored = entry.near;
+    if (links.size() > Path::kNearLinks) {
+      far_.push_back(std::make_unique<BandwidthResource*[]>(links.size()));
+      stored = entry.far = far_.back().get();
+    }
+    for (std::size_t i = 0; i < links.size(); ++i) stored[i] = links[i];
+    ++size_;
+    return entry;
+  }
+  std::size_t size() const { return size_; }
+  // Forgets every path, keeping the table's room.
+  void clear() {
+    for (std::size_t i = 0; i < slots_; ++i) slot(i) = Path();
+    far_.clear();
+    size_ = 0;
+  }
+
+ private:
+  // Grows by half when more than 4/5 of the entries would be taken, as AddressMap does.
+  static constexpr std::pair<std::size_t, std::size_t> kMaxLoad{4, 5};
+  static constexpr std::size_t kFirstSlots = 16;
+
+  // The entries, in blocks of at most kBlockSlots (64 KiB). A table in one array would be
+  // freed whole each time it grows, and glibc then raises its threshold for giving blocks a
+  // mapping of their own to that size, so that the heap keeps the large blocks the rest of the
+  // run frees: 10 MB more at the peak of the builtin ring on 128 NPUs.
+  static constexpr std::size_t kBlockSlots = 1024;
+  Path& slot(std::size_t i) { return blocks_[i / kBlockSlots][i % kBlockSlots]; }
+  const Path& slot(std::size_t i) const { return blocks_[i / kBlockSlots][i % kBlockSlots]; }
+
+  // The entry holding `stored`, or the empty entry where it would go; the hash is scaled to
+  // the table's size, so any size works.
+  std::size_t probe(std::uint64_t stored) const {
+    std::size_t i = static_cast<std::size_t>(
+        (std::uint64_t{fixed_hash(stored)} * static_cast<std::uint64_t>(slots_)) >> 32);
+    while (slot(i).key != 0 && slot(i).key != stored) i = i + 1 == slots_ ? 0 : i + 1;
+    return i;
+  }
+  void grow() {
+    std::vector<std::unique_ptr<Path[]>> old;
+    old.swap(blocks_);
+    const std::size_t old_slots = slots_;
+    slots_ = slots_ == 0 ? kFirstSlots : slots_ + slots_ / 2;
+    for (std::size_t made = 0; made < slots_; made += kBlockSlots) {
+      blocks_.push_back(std::make_unique<Path[]>(std::min(kBlockSlots, slots_ - made)));
+    }
+    for (std::size_t i = 0; i < old_slots; ++i) {
+      const Path& entry = old[i / kBlockSlots][i % kBlockSlots];
+      if (entry.key != 0) slot(probe(entry.key)) = entry;
+    }
+  }
+
+  std::vector<std::unique_ptr<Path[]>> blocks_;
+  std::size_t slots_ = 0;
+  std::vector<std::unique_ptr<BandwidthResource*[]>> far_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace ars
