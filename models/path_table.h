@@ -1,13 +1,15 @@
-// The paths an interconnect has used, by pair of devices, in one flat array (open addressing
-// with linear probing). Each entry is one cache line and holds a path of up to four links whole
-// (every topology's paths but a ring's), where a node-based map read a bucket, a node and the
-// links' array, each likely out of the caches at a mesh's every transfer and notify.
+// The paths an interconnect has used, by pair of devices, in a flat table (open addressing with
+// linear probing, its entries in blocks of 64 KiB). Each entry is one cache line and holds a
+// path of up to four links whole (every topology's paths but a ring's), where a node-based map
+// read a bucket, a node and the links' array, each likely out of the caches at a mesh's every
+// transfer and notify.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <systemc>
