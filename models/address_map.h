@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/fixed_hash.h"
+#include "models/open_addressing.h"
 
 namespace ars {
 
@@ -25,7 +25,7 @@ class AddressMap {
   // The value at `address`, made value-initialised (zero) when there was none, and whether it
   // was made now.
   std::pair<Value&, bool> try_emplace(std::uint64_t address) {
-    if (slots_.size() * kMaxLoad.first <= (size_ + 1) * kMaxLoad.second) grow();
+    if (open_addressing::must_grow(slots_.size(), size_)) grow();
     Slot& slot = slots_[probe(address + 1)];
     const bool fresh = slot.key == 0;
     if (fresh) {
@@ -48,21 +48,14 @@ class AddressMap {
     std::uint64_t key = 0;  // the address + 1; 0: an empty slot
     Value value{};
   };
-  // Grows by half when more than 4/5 of the slots would be taken: the load stays between
-  // 0.53 and 0.8, keeping probes short without doubling the table's memory.
-  static constexpr std::pair<std::size_t, std::size_t> kMaxLoad{4, 5};
-  static constexpr std::size_t kFirstSlots = 16;
-
   // The slot holding `key`, or the empty slot where it would go.
   std::size_t probe(std::uint64_t key) const {
-    // The hash scaled to the table's size: any size works, not only powers of two.
-    std::size_t i = static_cast<std::size_t>(
-        (std::uint64_t{fixed_hash(key)} * static_cast<std::uint64_t>(slots_.size())) >> 32);
-    while (slots_[i].key != 0 && slots_[i].key != key) i = i + 1 == slots_.size() ? 0 : i + 1;
+    std::size_t i = open_addressing::home(key, slots_.size());
+    while (slots_[i].key != 0 && slots_[i].key != key) i = open_addressing::next(i, slots_.size());
     return i;
   }
   void grow() {
-    std::vector<Slot> old(slots_.empty() ? kFirstSlots : slots_.size() + slots_.size() / 2);
+    std::vector<Slot> old(open_addressing::grown(slots_.size()));
     old.swap(slots_);
     for (const Slot& slot : old) {
       if (slot.key != 0) slots_[probe(slot.key)] = slot;

@@ -1,20 +1,19 @@
-// The paths an interconnect has used, by pair of devices, in a flat table (open addressing with
-// linear probing, its entries in blocks of 64 KiB). Each entry is one cache line and holds a
-// path of up to four links whole (every topology's paths but a ring's), where a node-based map
-// read a bucket, a node and the links' array, each likely out of the caches at a mesh's every
-// transfer and notify.
+// The paths an interconnect has used, by pair of devices, in a flat table (see
+// models/open_addressing.h) whose entries are kept in blocks of 64 KiB. Each entry is one cache
+// line and holds a path of up to four links whole (every topology's paths but a ring's), where
+// a node-based map read a bucket, a node and the links' array, each likely out of the caches at
+// a mesh's every transfer and notify.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <utility>
 #include <vector>
 
 #include <systemc>
 
-#include "models/fixed_hash.h"
+#include "models/open_addressing.h"
 
 namespace ars {
 
@@ -58,7 +57,7 @@ class PathTable {
   // latencies and mark. The table may grow first, moving every path: `moved` then says that
   // pointers to paths found before are stale.
   Path& add(std::uint64_t key, const std::vector<BandwidthResource*>& links, bool& moved) {
-    moved = slots_ * kMaxLoad.first <= (size_ + 1) * kMaxLoad.second;
+    moved = open_addressing::must_grow(slots_, size_);
     if (moved) grow();
     Path& entry = slot(probe(key + 1));
     entry = Path();
@@ -82,10 +81,6 @@ class PathTable {
   }
 
  private:
-  // Grows by half when more than 4/5 of the entries would be taken, as AddressMap does.
-  static constexpr std::pair<std::size_t, std::size_t> kMaxLoad{4, 5};
-  static constexpr std::size_t kFirstSlots = 16;
-
   // The entries, in blocks of at most kBlockSlots (64 KiB). A table in one array would be
   // freed whole each time it grows, and glibc then raises its threshold for giving blocks a
   // mapping of their own to that size, so that the heap keeps the large blocks the rest of the
@@ -94,19 +89,17 @@ class PathTable {
   Path& slot(std::size_t i) { return blocks_[i / kBlockSlots][i % kBlockSlots]; }
   const Path& slot(std::size_t i) const { return blocks_[i / kBlockSlots][i % kBlockSlots]; }
 
-  // The entry holding `stored`, or the empty entry where it would go; the hash is scaled to
-  // the table's size, so any size works.
+  // The entry holding `stored`, or the empty entry where it would go.
   std::size_t probe(std::uint64_t stored) const {
-    std::size_t i = static_cast<std::size_t>(
-        (std::uint64_t{fixed_hash(stored)} * static_cast<std::uint64_t>(slots_)) >> 32);
-    while (slot(i).key != 0 && slot(i).key != stored) i = i + 1 == slots_ ? 0 : i + 1;
+    std::size_t i = open_addressing::home(stored, slots_);
+    while (slot(i).key != 0 && slot(i).key != stored) i = open_addressing::next(i, slots_);
     return i;
   }
   void grow() {
     std::vector<std::unique_ptr<Path[]>> old;
     old.swap(blocks_);
     const std::size_t old_slots = slots_;
-    slots_ = slots_ == 0 ? kFirstSlots : slots_ + slots_ / 2;
+    slots_ = open_addressing::grown(slots_);
     for (std::size_t made = 0; made < slots_; made += kBlockSlots) {
       blocks_.push_back(std::make_unique<Path[]>(std::min(kBlockSlots, slots_ - made)));
     }
