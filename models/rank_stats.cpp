@@ -10,6 +10,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <boost/iterator/counting_iterator.hpp>
+
 namespace ars {
 
 namespace {
@@ -73,16 +75,22 @@ bool fits(std::uint64_t value) {
 // The entry for log entry `index` among `entries`, which are kept in order of their index and
 // hold one for it.
 template <typename Entries>
-const typename Entries::value_type& entry_for(const Entries& entries, std::size_t index) {
-  return *std::lower_bound(entries.begin(), entries.end(), index,
-                           [](const auto& entry, std::size_t i) { return entry.index < i; });
+const auto& entry_for(const Entries& entries, std::size_t index) {
+  using Position = boost::counting_iterator<std::size_t>;
+  const Position found =
+      std::partition_point(Position(0), Position(entries.size()),
+                           [&](std::size_t at) { return entries[at].index < index; });
+  return entries[*found];
 }
 
 }  // namespace
 
 bool TimeBases::offset(std::size_t index, std::uint64_t time, std::uint32_t& offset) {
-  if (index % kBlock == 0) bases_.push_back(time);
-  const std::uint64_t base = bases_[index / kBlock];
+  if (index % kBlock == 0) {
+    bases_.push_back(time);
+    last_base_ = time;
+  }
+  const std::uint64_t base = last_base_;
   if (time < base || !fits(time - base)) return false;
   offset = static_cast<std::uint32_t>(time - base);
   return true;

@@ -3,9 +3,9 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -142,9 +142,47 @@ class LogIterator {
   RoundCursor cursor_;
 };
 
-// What the packed logs share: their entries by index, read back by value, and in order. The
-// entries sit in a deque, which grows by fixed blocks: a vector's doubling would leave up to
-// half its capacity unused and copy every entry as it grows, at millions of entries per run.
+// Entries in fixed blocks of 512 bytes: a vector's doubling would leave up to half its
+// capacity unused and copy every entry as it grows, at millions of entries per run. An append
+// touches 16 bytes of the header, the next slot and the count side by side, where a deque's
+// reads the finish iterator of its 80-byte header and its size() both iterators.
+template <typename T>
+class BlockArray {
+ public:
+  BlockArray() = default;
+  BlockArray(const BlockArray& other) {
+    for (std::size_t i = 0; i < other.size_; ++i) push_back(other[i]);
+  }
+  BlockArray(BlockArray&& other) noexcept
+      : next_(std::exchange(other.next_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        blocks_(std::move(other.blocks_)) {}
+  BlockArray& operator=(BlockArray other) noexcept {
+    std::swap(next_, other.next_);
+    std::swap(size_, other.size_);
+    blocks_.swap(other.blocks_);
+    return *this;
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void push_back(const T& value) {
+    if (size_ % kBlock == 0) {
+      blocks_.emplace_back(new T[kBlock]);
+      next_ = blocks_.back().get();
+    }
+    *next_++ = value;
+    ++size_;
+  }
+  const T& operator[](std::size_t index) const { return blocks_[index / kBlock][index % kBlock]; }
+
+ private:
+  static constexpr std::size_t kBlock = 512 / sizeof(T);
+  T* next_ = nullptr;
+  std::size_t size_ = 0;
+  std::vector<std::unique_ptr<T[]>> blocks_;
+};
+
+// What the packed logs share: their entries by index, read back by value, and in order.
 template <typename Log, typename Entry, typename Packed>
 class PackedLog {
  public:
@@ -161,7 +199,7 @@ class PackedLog {
 
  protected:
   static constexpr std::uint32_t kApart = UINT32_MAX;  // a time kept apart, not as an offset
-  std::deque<Packed> packed_;
+  BlockArray<Packed> packed_;
 };
 
 // Times of a log's entries kept as 32-bit offsets from the first time of each block of 64
@@ -177,6 +215,7 @@ class TimeBases {
 
  private:
   static constexpr std::size_t kBlock = 64;
+  std::uint64_t last_base_ = 0;  // bases_.back(), read by every entry without the vector's line
   std::vector<std::uint64_t> bases_;
 };
 
@@ -267,8 +306,8 @@ class TransferLog : public PackedLog<TransferLog, TransferRecord, TransferLogEnt
   // and at thousands of ranks the maps' nodes are far out of the cache.
   std::uint32_t recent_[4] = {kWhole, kWhole, kWhole, kWhole};
   std::uint32_t next_recent_ = 0;
-  std::deque<Delay> queued_;  // start - submit, by ticket, for those taken late by the queue
-  std::deque<Delay> held_;    // by ticket, for those held beyond the queue's rate
+  BlockArray<Delay> queued_;  // start - submit, by ticket, for those taken late by the queue
+  BlockArray<Delay> held_;    // by ticket, for those held beyond the queue's rate
   std::vector<TransferRecord> whole_;
 };
 

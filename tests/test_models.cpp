@@ -1032,6 +1032,35 @@ TEST(Superpod, FlowAcrossNodesPaysTheSecondTier) {
             (std::vector<std::string>{"dev0.ub_up", "node1.down_to_dev2"}));
 }
 
+// A block array keeps every entry across its blocks (64 of 8 bytes each), in a copy too; a
+// moved-from one is empty and takes entries again.
+TEST(BlockArray, KeepsEveryEntryAcrossBlocksCopiesAndMoves) {
+  struct Entry {
+    std::uint32_t index;
+    std::uint32_t value;
+  };
+  BlockArray<Entry> entries;
+  for (std::uint32_t i = 0; i < 1000; ++i) entries.push_back({i, 3 * i + 1});
+  BlockArray<Entry> copy = entries;
+  BlockArray<Entry> moved = std::move(entries);
+  ASSERT_EQ(copy.size(), 1000u);
+  ASSERT_EQ(moved.size(), 1000u);
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(copy[i].index, i);
+    EXPECT_EQ(copy[i].value, 3 * i + 1);
+    EXPECT_EQ(moved[i].value, 3 * i + 1);
+  }
+  EXPECT_TRUE(entries.empty());
+  entries.push_back({7, 8});
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].value, 8u);
+  copy = moved;
+  copy.push_back({1000, 0});
+  EXPECT_EQ(copy.size(), 1001u);
+  EXPECT_EQ(copy[999].value, 2998u);
+  EXPECT_EQ(moved.size(), 1000u);
+}
+
 // The packed span log reads back every span exactly: kind, reference, round (kept only where
 // it changes), start and end, also for a span longer than 32 bits of picoseconds and for
 // spans that do not start where the one before ended (a gap, an overlap).
