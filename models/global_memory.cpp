@@ -358,7 +358,7 @@ sc_time GlobalMemory::land(const sc_time& until) {
       if (keep_writers_) {
         if (writers_.size() >= kWriterLimit) throw_too_many_cells();
         cell.writer = static_cast<std::uint32_t>(writers_.size());
-        writers_.emplace_back();
+        writers_.push_back({});
       }
     }
     if (cell.op != static_cast<std::uint32_t>(write.kind) && !mixed_write_)

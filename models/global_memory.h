@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +20,7 @@
 
 #include "models/address_map.h"
 #include "models/bandwidth_resource.h"
+#include "models/block_array.h"
 #include "models/clock.h"
 #include "models/platform_config.h"
 #include "models/rank_stats.h"
@@ -199,7 +199,7 @@ class GlobalMemory : public sc_core::sc_module {
   std::vector<Watcher> watchers_;
   static constexpr std::size_t kWriterLimit = std::size_t{1} << 30;  // Cell::writer's range
   [[noreturn]] static void throw_too_many_cells();
-  std::deque<CellWrite> writers_;  // by Cell::writer, when kept
+  BlockArray<CellWrite> writers_;  // by Cell::writer, when kept
   struct TracedSignal {
     std::string scope;
     std::string name;
