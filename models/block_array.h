@@ -43,6 +43,7 @@ class BlockArray {
 
  private:
   static constexpr std::size_t kBlock = 512 / sizeof(T);
+  static_assert(kBlock > 0, "BlockArray holds entries of at most 512 bytes");
   T* next_ = nullptr;
   std::size_t size_ = 0;
   std::vector<std::unique_ptr<T[]>> blocks_;
