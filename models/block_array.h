@@ -7,11 +7,11 @@
 
 namespace ars {
 
-// Entries in fixed blocks of 512 bytes: a vector's doubling would leave up to half its
-// capacity unused and copy every entry as it grows, at millions of entries per run. An append
-// touches 16 bytes of the header, the next slot and the count side by side, where a deque's
+// Entries in fixed blocks of kBlockBytes (512 by default): a vector's doubling would leave up to
+// half its capacity unused and copy every entry as it grows, at millions of entries per run. An
+// append touches 16 bytes of the header, the next slot and the count side by side, where a deque's
 // reads the finish iterator of its 80-byte header and its size() both iterators.
-template <typename T>
+template <typename T, std::size_t kBlockBytes = 512>
 class BlockArray {
  public:
   BlockArray() = default;
@@ -42,8 +42,8 @@ class BlockArray {
   const T& operator[](std::size_t index) const { return blocks_[index / kBlock][index % kBlock]; }
 
  private:
-  static constexpr std::size_t kBlock = 512 / sizeof(T);
-  static_assert(kBlock > 0, "BlockArray holds entries of at most 512 bytes");
+  static constexpr std::size_t kBlock = kBlockBytes / sizeof(T);
+  static_assert(kBlock > 0, "a BlockArray's entries fit its blocks");
   T* next_ = nullptr;
   std::size_t size_ = 0;
   std::vector<std::unique_ptr<T[]>> blocks_;

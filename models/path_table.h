@@ -5,7 +5,6 @@
 // a mesh's every transfer and notify.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -13,6 +12,7 @@
 
 #include <systemc>
 
+#include "models/block_array.h"
 #include "models/open_addressing.h"
 
 namespace ars {
@@ -49,17 +49,17 @@ class PathTable {
  public:
   // The path stored under `key`, or nullptr.
   const Path* find(std::uint64_t key) const {
-    if (slots_ == 0) return nullptr;
-    const Path& found = slot(probe(key + 1));
+    if (entries_.size() == 0) return nullptr;
+    const Path& found = entries_[probe(key + 1)];
     return found.key == 0 ? nullptr : &found;
   }
   // Stores a path under `key` (not stored yet) crossing `links`, for the caller to fill in its
   // latencies and mark. The table may grow first, moving every path: `moved` then says that
   // pointers to paths found before are stale.
   Path& add(std::uint64_t key, const std::vector<BandwidthResource*>& links, bool& moved) {
-    moved = open_addressing::must_grow(slots_, size_);
+    moved = open_addressing::must_grow(entries_.size(), size_);
     if (moved) grow();
-    Path& entry = slot(probe(key + 1));
+    Path& entry = entries_[probe(key + 1)];
     entry = Path();
     entry.key = key + 1;
     entry.count = static_cast<std::uint32_t>(links.size());
@@ -75,42 +75,36 @@ class PathTable {
   std::size_t size() const { return size_; }
   // Forgets every path, keeping the table's room.
   void clear() {
-    for (std::size_t i = 0; i < slots_; ++i) slot(i) = Path();
+    for (std::size_t i = 0; i < entries_.size(); ++i) entries_[i] = Path();
     far_.clear();
     size_ = 0;
   }
 
  private:
-  // The entries, in blocks of at most kBlockSlots (64 KiB). A table in one array would be
-  // freed whole each time it grows, and glibc then raises its threshold for giving blocks a
-  // mapping of their own to that size, so that the heap keeps the large blocks the rest of the
-  // run frees: 10 MB more at the peak of the builtin ring on 128 NPUs.
-  static constexpr std::size_t kBlockSlots = 1024;
-  Path& slot(std::size_t i) { return blocks_[i / kBlockSlots][i % kBlockSlots]; }
-  const Path& slot(std::size_t i) const { return blocks_[i / kBlockSlots][i % kBlockSlots]; }
+  // The entries, in blocks of 64 KiB. A table in one array would be freed whole each time it
+  // grows, and glibc then raises its threshold for giving blocks a mapping of their own to that
+  // size, so that the heap keeps the large blocks the rest of the run frees: 10 MB more at the
+  // peak of the builtin ring on 128 NPUs.
+  using Entries = BlockArray<Path, 64 * 1024>;
 
   // The entry holding `stored`, or the empty entry where it would go.
   std::size_t probe(std::uint64_t stored) const {
-    std::size_t i = open_addressing::home(stored, slots_);
-    while (slot(i).key != 0 && slot(i).key != stored) i = open_addressing::next(i, slots_);
+    std::size_t i = open_addressing::home(stored, entries_.size());
+    while (entries_[i].key != 0 && entries_[i].key != stored)
+      i = open_addressing::next(i, entries_.size());
     return i;
   }
   void grow() {
-    std::vector<std::unique_ptr<Path[]>> old;
-    old.swap(blocks_);
-    const std::size_t old_slots = slots_;
-    slots_ = open_addressing::grown(slots_);
-    for (std::size_t made = 0; made < slots_; made += kBlockSlots) {
-      blocks_.push_back(std::make_unique<Path[]>(std::min(kBlockSlots, slots_ - made)));
-    }
-    for (std::size_t i = 0; i < old_slots; ++i) {
-      const Path& entry = old[i / kBlockSlots][i % kBlockSlots];
-      if (entry.key != 0) slot(probe(entry.key)) = entry;
+    Entries old;
+    std::swap(old, entries_);
+    const std::size_t slots = open_addressing::grown(old.size());
+    for (std::size_t i = 0; i < slots; ++i) entries_.push_back(Path());
+    for (std::size_t i = 0; i < old.size(); ++i) {
+      if (old[i].key != 0) entries_[probe(old[i].key)] = old[i];
     }
   }
 
-  std::vector<std::unique_ptr<Path[]>> blocks_;
-  std::size_t slots_ = 0;
+  Entries entries_;
   std::vector<std::unique_ptr<BandwidthResource*[]>> far_;
   std::size_t size_ = 0;
 };
