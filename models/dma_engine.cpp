@@ -113,6 +113,10 @@ void DmaEngine::end_of_elaboration() {
   tlm::tlm_dmi dmi;
   probe.set_address(0);
   if (to_ub->get_direct_mem_ptr(probe, dmi)) ub_ = dmi.get_dmi_ptr();
+  if (burst_by_burst_) {
+    for (const bool read : {true, false})
+      own_whole_[read] = !burst_by_burst_(device_, device_, read);
+  }
 }
 
 TransferRecord DmaEngine::landed_record(std::uint64_t ticket) const {
@@ -195,9 +199,9 @@ bool DmaEngine::timed_whole(const Request& request, std::uint64_t ticket) const 
   if (!burst_by_burst_) return true;
   const int target = address_device(request.gm_address);
   const bool read = request.direction == Direction::ToUb;
-  // The engine's own memory takes no path to look up: asked apart, so that the memo keeps the
-  // answer for its peer, which a rank's rounds ask for between transfers of its own.
-  if (target == device_) return !burst_by_burst_(device_, target, read);
+  // The engine's own memory takes no path: answered apart, so that the memo keeps the answer
+  // for its peer, which a rank's rounds ask for between transfers of its own.
+  if (target == device_) return own_whole_[read];
   if (target != whole_memo_.target || read != whole_memo_.read)
     whole_memo_ = {target, read, !burst_by_burst_(device_, target, read)};
   return whole_memo_.whole;
