@@ -290,8 +290,9 @@ class DmaEngine : public sc_core::sc_module {
     bool whole = false;
   };
   mutable WholeMemo whole_memo_;
-  // timed_whole()'s answer for the engine's own memory, read then written, with a
-  // burst_by_burst_ test: the marks are set before the simulation starts (end_of_elaboration).
+  // timed_whole()'s answer for the engine's own memory with a burst_by_burst_ test, indexed by
+  // whether the transfer reads it: the marks are set before the simulation starts, so it is
+  // asked once, at end_of_elaboration().
   bool own_whole_[2] = {true, true};
   std::function<void()> noted_;
   std::function<void()> before_queue_threads_;
