@@ -180,6 +180,12 @@ struct TraceBudget {
   std::uint64_t spent(const OperationCount& c) const {
     return trace_bytes(c) + records(c) + cell_bytes + timeline_bytes(c);
   }
+  // Whether any operation may add to what is spent; otherwise only a notify does (its cells).
+  bool charges_every_operation() const {
+    return record_rate != 0 || rates.schedule_line != 0 || rates.vcd_operation != 0 ||
+           rates.vcd_burst != 0 || rates.timeline_sync != 0 || rates.timeline_operation != 0 ||
+           links != nullptr || vcd_links != nullptr;
+  }
 };
 struct OverBudget {};
 
@@ -198,7 +204,8 @@ class CountingRank final : public Rank {
         rank_(rank),
         block_(block),
         count_(count),
-        budget_(budget) {}
+        budget_(budget),
+        check_every_operation_(budget != nullptr && budget->charges_every_operation()) {}
 
   int rank() const override { return rank_; }
   int ranks() const override { return problem_.ranks; }
@@ -266,7 +273,7 @@ class CountingRank final : public Rank {
         links->land(peer);
       }
     }
-    counted();
+    check_spent();
   }
   void wait(const Signal&, int, int, std::int32_t, WaitCmp) override {
     ++count_.waits;
@@ -293,7 +300,11 @@ class CountingRank final : public Rank {
     }
   }
   // A body of 10^14 elements must not be walked to the end to find that its traces do not fit.
+  // Where only a notify adds to what is spent (no records, no traces), only a notify checks.
   void counted() const {
+    if (check_every_operation_) check_spent();
+  }
+  void check_spent() const {
     if (budget_ != nullptr && budget_->spent(count_) > budget_->left) throw OverBudget{};
   }
 
@@ -305,6 +316,7 @@ class CountingRank final : public Rank {
   int block_;
   OperationCount& count_;
   TraceBudget* budget_;
+  bool check_every_operation_;
 };
 
 struct Unit {
