@@ -89,6 +89,11 @@ struct TraceRates {
   std::uint64_t timeline(const OperationCount& c) const {
     return (c.notifies + c.waits) * timeline_sync + c.operations() * timeline_operation;
   }
+  // Whether bytes() or timeline() can grow with an operation.
+  bool any() const {
+    return schedule_line != 0 || vcd_operation != 0 || vcd_burst != 0 || timeline_sync != 0 ||
+           timeline_operation != 0;
+  }
 };
 
 // What a timeline trace or a waveform keeps of the links and signal cells it shows. A shown
@@ -182,9 +187,7 @@ struct TraceBudget {
   }
   // Whether any operation may add to what is spent; otherwise only a notify does (its cells).
   bool charges_every_operation() const {
-    return record_rate != 0 || rates.schedule_line != 0 || rates.vcd_operation != 0 ||
-           rates.vcd_burst != 0 || rates.timeline_sync != 0 || rates.timeline_operation != 0 ||
-           links != nullptr || vcd_links != nullptr;
+    return record_rate != 0 || rates.any() || links != nullptr || vcd_links != nullptr;
   }
 };
 struct OverBudget {};
