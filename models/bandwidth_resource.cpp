@@ -75,16 +75,12 @@ void BandwidthResource::describe(int id, std::string place, const char* key) {
   key_ = key;
 }
 
-BandwidthResource::Interval BandwidthResource::reserve(const sc_time& earliest, std::uint64_t bytes,
-                                                       std::uint64_t flow, Claim* claim) {
-  return reserve_span(earliest, duration(bytes), bytes, flow, claim);
-}
-
 BandwidthResource::Interval BandwidthResource::reserve_span(const sc_time& earliest,
                                                             const sc_time& span,
                                                             std::uint64_t bytes, std::uint64_t flow,
                                                             Claim* claim) {
   bytes_moved_ += bytes;
+  if (extends_last_run(flow, claim)) return extend_last_run(earliest, span, claim->at);
   if (claim != nullptr && claim->checked) return reserve_claimed(earliest, span, flow, *claim);
   const sc_time start = std::max(earliest, free_at_);
   const bool behind_other_flow = start > earliest && last_flow_ != flow;
@@ -134,17 +130,13 @@ BandwidthResource::Interval BandwidthResource::reserve_claimed(const sc_time& ea
     const sc_time start = std::max(earliest, free_at_);
     const bool behind_other_flow = start > earliest && last_flow_ != flow;
     const sc_time end = start + span;
-    if (before >= 0 && run(before).flow == flow) {
-      run(before).until = at;
-      run(before).end = end;
-    } else {
-      if (run_count_ == kRunsKept) {
-        ++first_run_;  // the oldest goes
-        --run_count_;
-        runs_dropped_ = true;
-      }
-      run(run_count_++) = {at, at, earliest, end, flow, claim.kind};
+    // A run of its own: the last run's flow asking again here took extend_last_run.
+    if (run_count_ == kRunsKept) {
+      ++first_run_;  // the oldest goes
+      --run_count_;
+      runs_dropped_ = true;
     }
+    run(run_count_++) = {at, at, earliest, end, flow, claim.kind};
     last_flow_ = flow;
     free_at_ = end;
     return {start, end, behind_other_flow};
