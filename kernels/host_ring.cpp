@@ -27,10 +27,7 @@ Layout layout(const Problem& p) {
     throw InputError("host_ring: P = " + std::to_string(p.ranks) + " ranks exceeds the limit of " +
                      std::to_string(kMaxRanks));
   }
-  if (p.elements % static_cast<std::uint64_t>(p.ranks) != 0) {
-    throw InputError("host_ring: size " + std::to_string(p.elements) +
-                     " elements is not divisible by the rank count P = " + std::to_string(p.ranks));
-  }
+  require_size_divisible_by_ranks(p, "host_ring");
   const int rows = signal_rows(p.ranks);
   if (p.signal_shape && (p.signal_shape->first != rows || p.signal_shape->second != p.ranks)) {
     throw InputError("host_ring: signal shape [" + std::to_string(p.signal_shape->first) + "," +

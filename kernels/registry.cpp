@@ -60,6 +60,19 @@ void refuse_call_options(const Problem& problem, const char* kernel, bool takes_
   }
 }
 
+void require_size_divisible_by_ranks(const Problem& problem, const char* kernel) {
+  const auto ranks = static_cast<std::uint64_t>(problem.ranks);
+  const std::uint64_t below = problem.elements / ranks * ranks;
+  if (below == problem.elements) return;
+  // At thousands of ranks a round size (1 MiB) rarely divides: name the sizes that do.
+  const std::string above = std::to_string(below + ranks);
+  const std::string nearest =
+      below == 0 ? "--size " + above : "--size " + std::to_string(below) + " or --size " + above;
+  throw InputError(std::string(kernel) + ": size " + std::to_string(problem.elements) +
+                   " elements is not divisible by the rank count P = " + std::to_string(ranks) +
+                   " (the nearest that are: " + nearest + ", in elements)");
+}
+
 std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
   for (const KernelSpec& k : kernel_registry()) names.emplace_back(k.name);

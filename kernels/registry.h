@@ -49,6 +49,10 @@ void refuse_inter(const Problem& problem, const char* kernel);
 // the InCore builtins with the real builtin's refusal, the others naming the kernel.
 void refuse_core_num(const Problem& problem, const KernelSpec& kernel);
 
+// The kernels that cut the vector into P equal chunks (two_phase, ring, host_ring) have no
+// remainder handling: InputError naming the kernel, and the nearest sizes that divide, otherwise.
+void require_size_divisible_by_ranks(const Problem& problem, const char* kernel);
+
 // The HOST builtins (host_ring, host_mesh) reduce FP32 with Sum only: InputError naming the
 // kernel otherwise.
 void refuse_outside_host_path(const Problem& problem, const char* kernel);

@@ -96,11 +96,7 @@ Layout layout(const Problem& p) {
   if (p.ranks < 2) {
     throw InputError("ring: needs at least 2 ranks (P = " + std::to_string(p.ranks) + ")");
   }
-  // The hand version cuts the vector into P equal chunks; it has no remainder handling.
-  if (p.elements % static_cast<std::uint64_t>(p.ranks) != 0) {
-    throw InputError("ring: size " + std::to_string(p.elements) +
-                     " elements is not divisible by the rank count P = " + std::to_string(p.ranks));
-  }
+  require_size_divisible_by_ranks(p, "ring");
   return {{{"data", p.elements}}, {{"signal", 2 * (p.ranks - 1), p.ranks}}};
 }
 

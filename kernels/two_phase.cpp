@@ -22,11 +22,7 @@ constexpr int kRowBarrierB = 1;
 Layout layout(const Problem& p) {
   refuse_call_options(p, "two_phase", false);
   const auto ranks = static_cast<std::uint64_t>(p.ranks);
-  // The hand version cuts the vector into P equal chunks; it has no remainder handling.
-  if (p.elements % ranks != 0) {
-    throw InputError("two_phase: size " + std::to_string(p.elements) +
-                     " elements is not divisible by the rank count P = " + std::to_string(p.ranks));
-  }
+  require_size_divisible_by_ranks(p, "two_phase");
   return {{{"data", p.elements}, {"result", p.elements / ranks}}, {{"signal", 2, p.ranks}}};
 }
 
