@@ -66,12 +66,6 @@ void GlobalMemory::for_each_piece(std::uint64_t address, std::uint64_t length, b
   }
 }
 
-std::uint64_t GlobalMemory::resident_bytes() const {
-  std::uint64_t pages = 0;
-  for (const auto& p : pages_) pages += p ? 1 : 0;
-  return pages * kPageBytes;
-}
-
 std::int32_t GlobalMemory::read_cell(std::uint64_t address) const {
   const Cell* cell = cells_.find(address);
   return cell == nullptr ? 0 : cell->value;

@@ -437,6 +437,9 @@ struct RankStats {
   std::uint64_t polls = 0;
   std::uint64_t transfers = 0;
   std::uint64_t reduces = 0;
+  // The most of its unified buffer its tiles held at once (aligned as allocated); for a rank
+  // of several blocks, the largest block's, as each has a buffer of its own.
+  std::uint64_t ub_peak_bytes = 0;
   std::uint64_t start_ps = 0;
   std::uint64_t finish_ps = 0;
   bool finished = false;

@@ -26,7 +26,7 @@ class UnifiedBuffer : public sc_core::sc_module {
   // Returns the offset of a free, aligned region of `bytes`; throws InputError when none fits.
   std::uint32_t allocate(std::uint64_t bytes);
   void release(std::uint32_t offset);
-  std::uint64_t bytes_in_use() const { return in_use_; }
+  // The most bytes its tiles held at once (aligned), for the report.
   std::uint64_t peak_bytes_in_use() const { return peak_; }
   std::uint64_t usable_bytes() const { return usable_; }
 

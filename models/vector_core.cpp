@@ -172,6 +172,7 @@ void VectorCore::run() {
 }
 
 RankStats VectorCore::release_stats() {
+  stats_.ub_peak_bytes = ub_.peak_bytes_in_use();
   if (!kept_.records || !kept_.rounds) {
     stats_.rounds.clear();
     stats_.sync.clear();

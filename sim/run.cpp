@@ -74,6 +74,7 @@ RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
     sum.polls += b.polls;
     sum.transfers += b.transfers;
     sum.reduces += b.reduces;
+    sum.ub_peak_bytes = std::max(sum.ub_peak_bytes, b.ub_peak_bytes);
     sum.start_ps = std::min(sum.start_ps, b.start_ps);
     if (b.finish_ps >= sum.finish_ps) {
       sum.rounds = b.rounds;

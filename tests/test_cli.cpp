@@ -433,16 +433,17 @@ TEST(Cli, RankTableGroupsAlikeRanksPastTheRanksShown) {
     EXPECT_EQ(last_device - first_device, last - first) << rows[i];
     next_rank = last + 1;
     std::vector<std::string> row(std::istream_iterator<std::string>(words), {});
-    ASSERT_EQ(row.size(), 7u) << rows[i];
+    ASSERT_EQ(row.size(), 8u) << rows[i];
     for (int r = first; r <= last; ++r) {
       const auto& rank = ranks[static_cast<std::size_t>(r)];
       EXPECT_EQ(rank.at("device"), first_device + (r - first));
       EXPECT_EQ(std::to_string(rank.at("remote_read_bytes").get<int>()), row[0]) << r;
       EXPECT_EQ(std::to_string(rank.at("notifies").get<int>()), row[2]) << r;
       EXPECT_EQ(std::to_string(rank.at("polls").get<int>()), row[4]) << r;
+      EXPECT_EQ(std::to_string(rank.at("ub_peak_bytes").get<int>()), row[5]) << r;
       std::ostringstream finish;
       finish << std::fixed << std::setprecision(3) << rank.at("finish_ns").get<double>();
-      EXPECT_EQ(finish.str(), row[6]) << r;
+      EXPECT_EQ(finish.str(), row[7]) << r;
     }
     // Neighbouring rows with the same figures are on devices that do not follow each other.
     if (!figures.empty() && figures.back() == row) {
@@ -458,6 +459,33 @@ TEST(Cli, RankTableGroupsAlikeRanksPastTheRanksShown) {
   // Every rank on its own row when asked, and always at P <= --ranks-shown.
   EXPECT_EQ(rank_rows(run_cli(run + " --ranks-shown all").out).size(), 15u);
   EXPECT_EQ(rank_rows(run_cli("-p switch16 -d 0-7 -k ring --size 256").out).size(), 8u);
+}
+
+// The unified buffer's peak, worked by hand from the kernels' tiles (aligned to 32 B): the
+// ring at P = 4 holds two tiles of its chunk, 64 FP32 / 4 = 64 B each, or 10 FP16 = 20 B
+// rounded up to 32; the mesh holds P tiles of at most 16 KiB: at P = 8, 8 x 16,384 B; at P = 16
+// the whole buffer, 16 tiles of 11,776 B (188,416 / 16, a multiple of 32).
+TEST(Cli, RanksReportTheirUnifiedBufferPeak) {
+  const struct {
+    std::string run;
+    std::uint64_t peak;
+  } cases[] = {{"-p a2a3 -d 0-3 --kernel ring --size 64", 2 * 64},
+               {"-p a2a3 -d 0-3 --kernel ring --dtype fp16 --size 40", 2 * 32},
+               {"-p a2a3 -d 0-7 --kernel mesh --size 4MiB --timing-only", 8 * 16384},
+               {"-p switch16 -d 0-15 --kernel mesh --size 1MiB --timing-only", 188416}};
+  for (const auto& c : cases) {
+    const TempFile json(".json");
+    const Invocation run = run_cli(c.run + " --json " + json.path());
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    for (const auto& rank : nlohmann::json::parse(read_file(json.path())).at("ranks"))
+      EXPECT_EQ(rank.at("ub_peak_bytes").get<std::uint64_t>(), c.peak) << c.run;
+    const std::vector<std::string> rows = rank_rows(run.out);
+    ASSERT_FALSE(rows.empty()) << run.out;
+    std::istringstream words(rows.front());
+    std::vector<std::string> row(std::istream_iterator<std::string>(words), {});
+    ASSERT_EQ(row.size(), 10u) << rows.front();
+    EXPECT_EQ(row[7], std::to_string(c.peak)) << c.run;
+  }
 }
 
 // A row of alike rounds stands for each of them exactly: in the JSON every round it covers has

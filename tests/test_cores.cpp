@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "kernels/api.h"
@@ -399,6 +400,13 @@ TEST(HostMesh, RecordsJsonAndWaveformShowEveryBlockApart) {
   EXPECT_NE(json.find("\"core_num\": 2"), std::string::npos);
   EXPECT_NE(json.find("\"blocks\": ["), std::string::npos);
   EXPECT_NE(json.find("\"block\": 1"), std::string::npos);
+  // Each block's own buffer holds three accumulator tiles and one per peer, 1 KiB each; a rank
+  // reports its largest block's, not the sum of buffers apart.
+  const nlohmann::json run = nlohmann::json::parse(json);
+  for (const char* owners : {"ranks", "blocks"}) {
+    for (const auto& owner : run.at(owners))
+      EXPECT_EQ(owner.at("ub_peak_bytes").get<std::uint64_t>(), 4u * 1024u) << owner.dump();
+  }
   const std::string vcd = test::read_file(dir / "run.vcd");
   for (const char* scope : {"core0", "core1", "dma0", "dma1", "ub0", "ub1"}) {
     EXPECT_NE(vcd.find(std::string("$scope module ") + scope + " "), std::string::npos) << scope;

@@ -29,12 +29,14 @@ std::string owner_label(const RunResult& result, const RankStats& s) {
 }
 
 void print_blocks(std::ostream& out, const RunResult& result) {
-  out << "\nrank  block  remote_read_B  notifies  waits  polls   start_ns       finish_ns\n";
+  out << "\nrank  block  remote_read_B  notifies  waits  polls  ub_peak_B   start_ns       "
+         "finish_ns\n";
   for (const RankStats& s : result.blocks) {
     out << std::setw(4) << s.rank << std::setw(7) << s.block << std::setw(15) << s.remote_read_bytes
         << std::setw(10) << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls
-        << std::setw(11) << ps_to_ns(s.start_ps) << std::setw(16)
-        << (s.finished ? ps_to_ns(s.finish_ps) : 0.0) << (s.finished ? "" : "  (blocked)") << "\n";
+        << std::setw(11) << s.ub_peak_bytes << std::setw(11) << ps_to_ns(s.start_ps)
+        << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
+        << (s.finished ? "" : "  (blocked)") << "\n";
   }
 }
 
@@ -81,8 +83,9 @@ bool alike_ranks(const RankStats& a, const RankStats& b) {
   return b.rank == a.rank + 1 && b.device == a.device + 1 &&
          a.remote_read_bytes == b.remote_read_bytes &&
          a.remote_write_bytes == b.remote_write_bytes && a.notifies == b.notifies &&
-         a.waits == b.waits && a.polls == b.polls && a.start_ps == b.start_ps &&
-         a.finished == b.finished && (!a.finished || a.finish_ps == b.finish_ps);
+         a.waits == b.waits && a.polls == b.polls && a.ub_peak_bytes == b.ub_peak_bytes &&
+         a.start_ps == b.start_ps && a.finished == b.finished &&
+         (!a.finished || a.finish_ps == b.finish_ps);
 }
 
 std::string span_label(int first, int last) {
@@ -122,15 +125,16 @@ void print_ranks(std::ostream& out, const RunResult& result, const ReportOptions
   }
   out << std::setw(static_cast<int>(rank_width)) << "rank"
       << std::setw(static_cast<int>(device_width + 2)) << "device"
-      << "  remote_read_B  remote_write_B  notifies  waits  polls   start_ns       finish_ns\n";
+      << "  remote_read_B  remote_write_B  notifies  waits  polls  ub_peak_B   start_ns       "
+         "finish_ns\n";
   for (const Row& row : rows) {
     const RankStats& s = ranks[row.first];
     out << std::setw(static_cast<int>(rank_width)) << rank_label(row)
         << std::setw(static_cast<int>(device_width + 2)) << device_label(row) << std::setw(15)
         << s.remote_read_bytes << std::setw(16) << s.remote_write_bytes << std::setw(10)
         << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls << std::setw(11)
-        << ps_to_ns(s.start_ps) << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
-        << (s.finished ? "" : "  (blocked)") << "\n";
+        << s.ub_peak_bytes << std::setw(11) << ps_to_ns(s.start_ps) << std::setw(16)
+        << (s.finished ? ps_to_ns(s.finish_ps) : 0.0) << (s.finished ? "" : "  (blocked)") << "\n";
   }
   if (rows.size() < ranks.size()) {
     out << "(" << ranks.size() << " ranks in " << rows.size()
@@ -392,6 +396,7 @@ void write_json(std::ostream& out, const RunResult& result) {
                           {"polls", s.polls},
                           {"transfers", s.transfers},
                           {"reduces", s.reduces},
+                          {"ub_peak_bytes", s.ub_peak_bytes},
                           {"start_ns", ps_to_ns(s.start_ps)},
                           {"finish_ns", ps_to_ns(s.finish_ps)},
                           {"finished", s.finished}});
@@ -403,6 +408,7 @@ void write_json(std::ostream& out, const RunResult& result) {
                            {"notifies", s.notifies},
                            {"waits", s.waits},
                            {"polls", s.polls},
+                           {"ub_peak_bytes", s.ub_peak_bytes},
                            {"start_ns", ps_to_ns(s.start_ps)},
                            {"finish_ns", ps_to_ns(s.finish_ps)},
                            {"finished", s.finished}});

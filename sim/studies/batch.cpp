@@ -87,6 +87,7 @@ RunResult result_from_json(const std::string& text, const RunRequest& request) {
     rank.polls = s.at("polls").get<std::uint64_t>();
     rank.transfers = s.at("transfers").get<std::uint64_t>();
     rank.reduces = s.at("reduces").get<std::uint64_t>();
+    rank.ub_peak_bytes = s.value("ub_peak_bytes", std::uint64_t{0});
     rank.start_ps = ps(s.at("start_ns"));
     rank.finish_ps = ps(s.at("finish_ns"));
     rank.finished = s.at("finished").get<bool>();
@@ -100,6 +101,7 @@ RunResult result_from_json(const std::string& text, const RunRequest& request) {
     block.notifies = s.at("notifies").get<std::uint64_t>();
     block.waits = s.at("waits").get<std::uint64_t>();
     block.polls = s.at("polls").get<std::uint64_t>();
+    block.ub_peak_bytes = s.value("ub_peak_bytes", std::uint64_t{0});
     block.start_ps = ps(s.at("start_ns"));
     block.finish_ps = ps(s.at("finish_ns"));
     block.finished = s.at("finished").get<bool>();
