@@ -66,11 +66,10 @@ void require_size_divisible_by_ranks(const Problem& problem, const char* kernel)
   if (below == problem.elements) return;
   // At thousands of ranks a round size (1 MiB) rarely divides: name the sizes that do.
   const std::string above = std::to_string(below + ranks);
-  const std::string nearest =
-      below == 0 ? "--size " + above : "--size " + std::to_string(below) + " or --size " + above;
+  const std::string nearest = below == 0 ? above : std::to_string(below) + " or " + above;
   throw InputError(std::string(kernel) + ": size " + std::to_string(problem.elements) +
                    " elements is not divisible by the rank count P = " + std::to_string(ranks) +
-                   " (the nearest that are: " + nearest + ", in elements)");
+                   " (the nearest that are: " + nearest + " elements)");
 }
 
 std::vector<std::string> kernel_names() {

@@ -76,9 +76,8 @@ std::string contract_error(const Case& c) {
     const std::uint64_t below = c.elements / ranks * ranks;
     return c.kernel + ": size " + std::to_string(c.elements) +
            " elements is not divisible by the rank count P = " + std::to_string(c.ranks) +
-           " (the nearest that are: " +
-           (below == 0 ? "" : "--size " + std::to_string(below) + " or ") + "--size " +
-           std::to_string(below + ranks) + ", in elements)";
+           " (the nearest that are: " + (below == 0 ? "" : std::to_string(below) + " or ") +
+           std::to_string(below + ranks) + " elements)";
   }
   return "";
 }
@@ -207,10 +206,10 @@ TEST(HostRingContract, RunsAtSixteenRanks) {
 TEST(RingContract, NamesTheNearestSizesThatDivide) {
   expect_input_error({"ring", ReduceOp::Sum, DType::FP32, 384, 262144},
                      "ring: size 262144 elements is not divisible by the rank count P = 384 (the "
-                     "nearest that are: --size 261888 or --size 262272, in elements)");
+                     "nearest that are: 261888 or 262272 elements)");
   expect_input_error({"two_phase", ReduceOp::Sum, DType::FP16, 3, 1},
                      "two_phase: size 1 elements is not divisible by the rank count P = 3 (the "
-                     "nearest that are: --size 3, in elements)");
+                     "nearest that are: 3 elements)");
 }
 
 TEST(RingContract, RejectsASingleRank) {
@@ -235,7 +234,7 @@ TEST(HandKernelCli, SizeNotDivisibleIsOneLineAndExitCodeTwo) {
   EXPECT_EQ(WEXITSTATUS(status), 2);
   EXPECT_EQ(err,
             "allreduce-sim: error: two_phase: size 7 elements is not divisible by the rank count "
-            "P = 2 (the nearest that are: --size 6 or --size 8, in elements)\n");
+            "P = 2 (the nearest that are: 6 or 8 elements)\n");
 }
 
 }  // namespace
