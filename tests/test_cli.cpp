@@ -477,7 +477,8 @@ TEST(Cli, RanksReportTheirUnifiedBufferPeak) {
     const TempFile json(".json");
     const Invocation run = run_cli(c.run + " --json " + json.path());
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    for (const auto& rank : nlohmann::json::parse(read_file(json.path())).at("ranks"))
+    const nlohmann::json document = nlohmann::json::parse(read_file(json.path()));
+    for (const auto& rank : document.at("ranks"))
       EXPECT_EQ(rank.at("ub_peak_bytes").get<std::uint64_t>(), c.peak) << c.run;
     const std::vector<std::string> rows = rank_rows(run.out);
     ASSERT_FALSE(rows.empty()) << run.out;
