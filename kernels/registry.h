@@ -1,5 +1,5 @@
-// The kernels the simulator can run. Adding one is a new file in kernels/ plus one line in
-// registry.cpp.
+// The kernels the simulator can run. Adding one is a new file in kernels/ladder/ (the
+// tutorial's) or kernels/cluster/ plus one line in registry.cpp.
 #pragma once
 
 #include <string>

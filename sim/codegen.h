@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "models/platform_config.h"
+#include "models/platform/platform_config.h"
 
 namespace ars {
 

@@ -9,7 +9,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "models/platform_config.h"
+#include "models/platform/platform_config.h"
 
 namespace ars {
 

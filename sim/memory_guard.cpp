@@ -9,8 +9,8 @@
 #include <optional>
 #include <unordered_map>
 
-#include "models/fabric.h"
-#include "models/memory_map.h"
+#include "models/fabric/fabric.h"
+#include "models/platform/memory_map.h"
 
 namespace ars {
 

@@ -19,9 +19,9 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/registry.h"
-#include "models/clock.h"
-#include "models/fixed_hash.h"
-#include "models/platform.h"
+#include "models/platform/clock.h"
+#include "models/platform/platform.h"
+#include "models/tables/fixed_hash.h"
 #include "sim/codegen.h"
 #include "sim/memory_guard.h"
 #include "sim/outputs/output_file.h"

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "kernels/api.h"
-#include "models/fault.h"
-#include "models/platform_config.h"
-#include "models/rank_stats.h"
-#include "models/schedule_log.h"
+#include "models/platform/fault.h"
+#include "models/platform/platform_config.h"
+#include "models/records/rank_stats.h"
+#include "models/records/schedule_log.h"
 
 namespace ars {
 

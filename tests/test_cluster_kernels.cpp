@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/hierarchical.h"
+#include "kernels/cluster/hierarchical.h"
+#include "kernels/cluster/rhd.h"
 #include "kernels/rank_group.h"
 #include "kernels/registry.h"
-#include "kernels/rhd.h"
 #include "sim/config.h"
 #include "sim/run.h"
 #include "tests/kernel_case.h"

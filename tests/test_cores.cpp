@@ -14,8 +14,8 @@
 #include <systemc>
 
 #include "kernels/api.h"
-#include "kernels/host_mesh.h"
-#include "models/platform.h"
+#include "kernels/ladder/host_mesh.h"
+#include "models/platform/platform.h"
 #include "sim/outputs/critical_path.h"
 #include "sim/run.h"
 #include "tests/run_process.h"

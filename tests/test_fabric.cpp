@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "kernels/registry.h"
-#include "models/fabric.h"
+#include "models/fabric/fabric.h"
 #include "sim/cli.h"
 #include "sim/config.h"
 #include "sim/run.h"

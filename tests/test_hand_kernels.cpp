@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/ring.h"
+#include "kernels/ladder/ring.h"
 #include "sim/run.h"
 #include "tests/kernel_case.h"
 

@@ -4,7 +4,7 @@
 
 #include <systemc>
 
-#include "models/clock.h"
+#include "models/platform/clock.h"
 
 int sc_main(int argc, char* argv[]) {
   ars::init_time_resolution();

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "kernels/api.h"
+#include "kernels/ladder/ring.h"
 #include "kernels/registry.h"
-#include "kernels/ring.h"
 #include "kernels/tiling.h"
 #include "sim/outputs/report.h"
 #include "sim/run.h"
@@ -76,7 +76,7 @@ void mesh_with(Rank& r, const MeshFlaws& flaws) {
   r.store(acc, data, 0, n);
   if (flaws.barrier) barrier(r, r.signal("signal"));
   r.load(acc, data, 0, n);
-  // As kernels/mesh.cpp: the pulls are issued together, so every peer is read at about the
+  // As kernels/ladder/mesh.cpp: the pulls are issued together, so every peer is read at about the
   // same time.
   std::vector<Transfer> pulls;
   for (std::size_t k = 0; k < incoming.size(); ++k) {
@@ -345,7 +345,7 @@ Layout ring_layout(const Problem& p) {
   return {{{"data", p.elements}}, {{"signal", 2 * (p.ranks - 1), p.ranks}}};
 }
 
-// kernels/ring.cpp's schedule with the neighbours given: wait for `left` on [s, left], pull
+// kernels/ladder/ring.cpp's schedule with the neighbours given: wait for `left` on [s, left], pull
 // the round's chunk from it, announce the next round to `right` on [s+1, me].
 void ring_with(Rank& r, int left, int right) {
   const DType dtype = r.problem().dtype;

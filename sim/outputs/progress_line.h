@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "models/run_progress.h"
+#include "models/records/run_progress.h"
 
 namespace ars {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "models/trace_sink.h"
+#include "models/records/trace_sink.h"
 #include "sim/run.h"
 
 namespace ars {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/trace_sink.h"
+#include "models/records/trace_sink.h"
 
 namespace ars {
 

@@ -7,13 +7,13 @@
 
 #include <numeric>
 
-#include "kernels/hierarchical.h"
-#include "kernels/host_mesh.h"
+#include "kernels/cluster/hierarchical.h"
+#include "kernels/cluster/rhd.h"
+#include "kernels/ladder/host_mesh.h"
+#include "kernels/ladder/ring.h"
 #include "kernels/registry.h"
-#include "kernels/rhd.h"
-#include "kernels/ring.h"
 #include "kernels/tiling.h"
-#include "models/fabric.h"
+#include "models/fabric/fabric.h"
 #include "sim/codegen.h"
 
 namespace ars {
@@ -183,7 +183,7 @@ class Timeline {
     const double lands = sent + c_.path_latency(from, rank_) + c_.gm_write;
     spend_barrier_or_reduce(c_.wait(lands - now_), &CardRound::barrier_ns);
   }
-  // The full-mesh barrier of kernels/barrier.cpp: notify every peer in rank order, then wait
+  // The full-mesh barrier of kernels/ladder/barrier.cpp: notify every peer in rank order, then wait
   // for every peer in rank order. Peer q entered when this rank did and notifies this rank
   // as its (me - (me > q))-th notify.
   void barrier() {
@@ -263,7 +263,7 @@ void copy_chunks(Timeline& t, int ranks, std::uint64_t chunk, const Chunks& tile
   }
 }
 
-// Pulls issued at once, then each synced and reduced in turn (kernels/mesh.cpp).
+// Pulls issued at once, then each synced and reduced in turn (kernels/ladder/mesh.cpp).
 void pull_and_reduce(Timeline& t, const std::vector<int>& peers, std::uint64_t offset,
                      std::uint64_t bytes) {
   std::vector<double> done;
@@ -326,7 +326,8 @@ void two_phase(Timeline& t, const Problem& p) {
   }
 }
 
-// kernels/ring.cpp's pull_into_window: elements [begin, ...) of `peer`'s window, tile by tile.
+// kernels/ladder/ring.cpp's pull_into_window: elements [begin, ...) of `peer`'s window, tile by
+// tile.
 void pull_into_window(Timeline& t, int peer, std::uint64_t begin, const Chunks& tiles, bool reduces,
                       std::uint64_t element) {
   for (const auto& [offset, count] : tiles) {
@@ -340,7 +341,7 @@ void pull_into_window(Timeline& t, int peer, std::uint64_t begin, const Chunks& 
   }
 }
 
-// The tiles of a pull of `elements` through tiles of `tile` elements (kernels/ring.h).
+// The tiles of a pull of `elements` through tiles of `tile` elements (kernels/ladder/ring.h).
 Chunks pull_tiles(const Timeline& t, std::uint64_t elements, DType dtype, std::uint64_t tile) {
   return pull_tiling(elements, Tile{0, tile, dtype}, t.ub_bytes()).chunks();
 }
@@ -356,7 +357,7 @@ struct GroupRange {
   std::uint64_t elements;
 };
 
-// kernels/ring.cpp's ring_allreduce in every group, round by round.
+// kernels/ladder/ring.cpp's ring_allreduce in every group, round by round.
 void ring_groups(Ranks& t, const std::vector<GroupRange>& groups, DType dtype, std::uint64_t tile) {
   const std::uint64_t element = dtype_bytes(dtype);
   for (const GroupRange& g : groups) {
@@ -385,7 +386,7 @@ void ring_groups(Ranks& t, const std::vector<GroupRange>& groups, DType dtype, s
   }
 }
 
-// kernels/rhd.cpp's rhd_allreduce in every group, step by step.
+// kernels/cluster/rhd.cpp's rhd_allreduce in every group, step by step.
 void rhd_groups(Ranks& t, const std::vector<GroupRange>& groups, DType dtype, std::uint64_t tile) {
   const std::uint64_t element = dtype_bytes(dtype);
   for (const GroupRange& g : groups) {
@@ -436,7 +437,7 @@ void rhd_groups(Ranks& t, const std::vector<GroupRange>& groups, DType dtype, st
   }
 }
 
-// kernels/barrier.cpp's row_barrier inside every group.
+// kernels/ladder/barrier.cpp's row_barrier inside every group.
 void group_barriers(Ranks& t, const std::vector<std::vector<int>>& groups) {
   for (const std::vector<int>& g : groups) {
     std::vector<std::vector<double>> sent(g.size(), std::vector<double>(g.size()));
@@ -484,9 +485,9 @@ void rhd(Ranks& t, const Problem& p) {
   for (Timeline& rank : t) copy_vector(rank, tiling.chunks(), element);
 }
 
-// kernels/hierarchical.cpp: stage-in, a barrier per server, the reduce-scatter of the own chunk
-// from the server peers, the allreduce of chunk i among the ranks with local index i, a second
-// barrier per server, the all-gather from the server peers into y.
+// kernels/cluster/hierarchical.cpp: stage-in, a barrier per server, the reduce-scatter of the own
+// chunk from the server peers, the allreduce of chunk i among the ranks with local index i, a
+// second barrier per server, the all-gather from the server peers into y.
 void hierarchical(Ranks& t, const Problem& p) {
   const std::uint64_t element = dtype_bytes(p.dtype);
   const std::vector<std::vector<int>> servers = server_groups(p);
@@ -574,7 +575,7 @@ void host_ring(Timeline& t, const Problem& p) {
   copy_chunks(t, p.ranks, chunk, staging.chunks(), element);
 }
 
-// Spec 3.1 as kernels/builtin_mesh.cpp lowers it: stage-in, a ready barrier, then per 16 KiB
+// Spec 3.1 as kernels/ladder/builtin_mesh.cpp lowers it: stage-in, a ready barrier, then per 16 KiB
 // chunk an own load, a pull and reduce per peer in turn, a chunk barrier and a store; a
 // self-clearing epilogue, stage-out.
 void builtin_mesh(Timeline& t, const Problem& p) {
@@ -600,7 +601,7 @@ void builtin_mesh(Timeline& t, const Problem& p) {
   copy_vector(t, tiles, element);
 }
 
-// Spec 3.2 as kernels/builtin_ring.cpp lowers it: stage-in; per round and subchunk a ready
+// Spec 3.2 as kernels/ladder/builtin_ring.cpp lowers it: stage-in; per round and subchunk a ready
 // barrier, (RS: an own load) a pull from the left (RS: a reduce), a read-complete barrier and
 // a store; the epilogue, stage-out.
 void builtin_ring(Timeline& t, const Problem& p) {
@@ -638,7 +639,7 @@ void builtin_ring(Timeline& t, const Problem& p) {
   copy_vector(t, staging, element);
 }
 
-// kernels/host_mesh.cpp, one block: tiles 0 and 1 staged (a local load and a store into the
+// kernels/ladder/host_mesh.cpp, one block: tiles 0 and 1 staged (a local load and a store into the
 // window) and a barrier on the block's lane; then per tile k its pulls and the load of tile
 // k + 2 issued, tile k + 1's barrier while they fly, each pull synced and reduced, the store into
 // y and tile k + 2's store into the window, both posted; a final barrier and the epilogue.

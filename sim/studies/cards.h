@@ -87,7 +87,7 @@
 #include <vector>
 
 #include "kernels/api.h"
-#include "models/platform_config.h"
+#include "models/platform/platform_config.h"
 
 namespace ars {
 
