@@ -19,7 +19,7 @@
 
 #include <systemc>
 
-#include "sim/config.h"
+#include "sim/config/config.h"
 #include "sim/studies/batch.h"
 
 namespace ars {

@@ -12,7 +12,7 @@
 
 #include "kernels/api.h"
 #include "sim/cli.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 
 namespace {
 

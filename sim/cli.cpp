@@ -17,8 +17,9 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
-#include "sim/codegen.h"
-#include "sim/config.h"
+#include "sim/config/codegen.h"
+#include "sim/config/config.h"
+#include "sim/config/suggest.h"
 #include "sim/memory_guard.h"
 #include "sim/outputs/output_file.h"
 #include "sim/outputs/report.h"
@@ -26,7 +27,6 @@
 #include "sim/run.h"
 #include "sim/studies/calibrate.h"
 #include "sim/studies/costcard.h"
-#include "sim/suggest.h"
 
 namespace ars {
 

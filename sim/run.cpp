@@ -22,7 +22,7 @@
 #include "models/platform/clock.h"
 #include "models/platform/platform.h"
 #include "models/tables/fixed_hash.h"
-#include "sim/codegen.h"
+#include "sim/config/codegen.h"
 #include "sim/memory_guard.h"
 #include "sim/outputs/output_file.h"
 #include "sim/outputs/progress_line.h"

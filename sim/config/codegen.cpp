@@ -1,4 +1,4 @@
-#include "sim/codegen.h"
+#include "sim/config/codegen.h"
 
 #include <filesystem>
 #include <fstream>
@@ -7,7 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/api.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 
 namespace ars {
 

@@ -1,4 +1,4 @@
-#include "sim/config.h"
+#include "sim/config/config.h"
 
 #include <algorithm>
 #include <charconv>
@@ -12,7 +12,7 @@
 
 #include "kernels/api.h"
 #include "kernels/registry.h"
-#include "sim/suggest.h"
+#include "sim/config/suggest.h"
 
 namespace ars {
 

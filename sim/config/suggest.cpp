@@ -1,4 +1,4 @@
-#include "sim/suggest.h"
+#include "sim/config/suggest.h"
 
 #include <algorithm>
 #include <cctype>

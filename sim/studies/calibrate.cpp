@@ -16,8 +16,8 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
-#include "sim/codegen.h"
-#include "sim/config.h"
+#include "sim/config/codegen.h"
+#include "sim/config/config.h"
 #include "sim/outputs/output_file.h"
 #include "sim/studies/batch.h"
 

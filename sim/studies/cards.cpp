@@ -14,7 +14,7 @@
 #include "kernels/registry.h"
 #include "kernels/tiling.h"
 #include "models/fabric/fabric.h"
-#include "sim/codegen.h"
+#include "sim/config/codegen.h"
 
 namespace ars {
 

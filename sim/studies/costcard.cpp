@@ -20,7 +20,7 @@
 
 #include "kernels/registry.h"
 #include "sim/cli.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 #include "sim/outputs/output_file.h"
 #include "sim/studies/batch.h"
 #include "sim/studies/cards.h"

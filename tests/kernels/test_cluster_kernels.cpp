@@ -28,7 +28,7 @@
 #include "kernels/cluster/rhd.h"
 #include "kernels/rank_group.h"
 #include "kernels/registry.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 #include "sim/run.h"
 #include "tests/kernel_case.h"
 

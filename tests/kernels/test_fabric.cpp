@@ -11,7 +11,7 @@
 #include "kernels/registry.h"
 #include "models/fabric/fabric.h"
 #include "sim/cli.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 #include "sim/run.h"
 #include "tests/run_process.h"
 

@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "kernels/registry.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 #include "sim/run.h"
 
 namespace ars {

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 #include "sim/outputs/progress_line.h"
 #include "tests/run_process.h"
 

@@ -19,7 +19,7 @@
 #include <boost/program_options.hpp>
 
 #include "kernels/registry.h"
-#include "sim/config.h"
+#include "sim/config/config.h"
 #include "sim/run.h"
 #include "sim/studies/cards.h"
 #include "sim/studies/costcard.h"
