@@ -326,8 +326,8 @@ void two_phase(Timeline& t, const Problem& p) {
   }
 }
 
-// kernels/ladder/ring.cpp's pull_into_window: elements [begin, ...) of `peer`'s window, tile by
-// tile.
+// kernels/ladder/ring.cpp's pull_into_window: elements [begin, ...) of `peer`'s window, tile
+// by tile.
 void pull_into_window(Timeline& t, int peer, std::uint64_t begin, const Chunks& tiles, bool reduces,
                       std::uint64_t element) {
   for (const auto& [offset, count] : tiles) {
