@@ -208,34 +208,69 @@ ReduceOp parse_op(const std::string& text) {
   throw InputError("--op: unknown reduce op '" + text + "' (sum, max, min or prod)");
 }
 
-std::uint64_t parse_size(const std::string& text, DType dtype, const std::string& option) {
-  const std::string units = "elements, or bytes with B, K/KiB, M/MiB or G/GiB";
+namespace {
+
+// The units of the one size vocabulary, in bytes (0: not one): powers of 1024, as nccl-tests
+// reads K, M and G.
+double unit_bytes(const std::string& unit) {
+  if (unit == "B") return 1;
+  if (unit == "K" || unit == "k" || unit == "KiB") return 1024.0;
+  if (unit == "M" || unit == "m" || unit == "MiB") return 1024.0 * 1024;
+  if (unit == "G" || unit == "g" || unit == "GiB") return 1024.0 * 1024 * 1024;
+  if (unit == "T" || unit == "t" || unit == "TiB") return 1024.0 * 1024 * 1024 * 1024;
+  return 0;
+}
+constexpr const char* kByteUnits = "B, K/KiB, M/MiB, G/GiB or T/TiB";
+
+// A number with an optional unit of the size vocabulary: `value` is in bytes with a unit and
+// the bare number without; 0 when the text is no such number (or, with `whole`, not a whole
+// one before its unit).
+struct Scaled {
+  double value = 0;
+  bool has_unit = false;
+};
+Scaled parse_scaled(const std::string& text, bool whole) {
   std::size_t used = 0;
   double number = 0;
   try {
     number = std::stod(text, &used);
   } catch (const std::exception&) {
-    throw InputError(option + ": '" + text + "' is not a size (" + units + ")");
+    return {};
   }
   const std::string unit = text.substr(used);
-  double scale = 0;
-  if (unit.empty() || unit == "B") scale = 1;
-  if (unit == "K" || unit == "k" || unit == "KiB") scale = 1024;
-  if (unit == "M" || unit == "m" || unit == "MiB") scale = 1024.0 * 1024;
-  if (unit == "G" || unit == "g" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  if (scale == 0 || !(number > 0) || number != std::floor(number)) {
+  const double scale = unit.empty() ? 1 : unit_bytes(unit);
+  if (scale == 0 || !(number > 0) || (whole && number != std::floor(number))) return {};
+  return {number * scale, !unit.empty()};
+}
+
+// --memory-limit: bytes, a bare number or with a unit, fractions allowed (1.5G).
+std::uint64_t parse_memory_limit(const std::string& text) {
+  const double bytes = parse_scaled(text, false).value;
+  if (!(bytes >= 1) || bytes > 1e18) {
+    throw InputError("--memory-limit: '" + text +
+                     "' is not a positive number of bytes (bare, or with " + kByteUnits + ")");
+  }
+  return static_cast<std::uint64_t>(bytes);
+}
+
+}  // namespace
+
+std::uint64_t parse_size(const std::string& text, DType dtype, const std::string& option) {
+  const std::string units = std::string("elements, or bytes with ") + kByteUnits;
+  const Scaled size = parse_scaled(text, true);
+  if (size.value == 0) {
     throw InputError(option + ": '" + text + "' must be a positive whole number of " + units);
   }
-  if (number * scale > 1e15) {
+  if (size.value > 1e15) {
     throw InputError(option + ": '" + text + "' is beyond 1e15 elements or bytes per rank");
   }
-  const auto value = static_cast<std::uint64_t>(number * scale);
-  if (unit.empty()) return value;
-  if (value % dtype_bytes(dtype) != 0) {
+  const auto count = static_cast<std::uint64_t>(size.value);
+  if (!size.has_unit) return count;
+  if (count % dtype_bytes(dtype) != 0) {
     throw InputError(option + ": " + text + " is not a whole number of " + to_string(dtype) +
                      " elements");
   }
-  return value / dtype_bytes(dtype);
+  return count / dtype_bytes(dtype);
 }
 
 std::string resolve_kernel(const std::string& option, const std::string& name,

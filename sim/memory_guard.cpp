@@ -458,28 +458,6 @@ std::uint64_t default_memory_limit() {
   return static_cast<std::uint64_t>(pages) / 5 * 4 * static_cast<std::uint64_t>(page_size);
 }
 
-std::uint64_t parse_memory_limit(const std::string& text) {
-  std::size_t used = 0;
-  double number = 0;
-  try {
-    number = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const std::string unit = text.substr(used);
-  double scale = 0;
-  for (const Unit& u : kUnits) {
-    if (unit == u.name) scale = u.bytes;
-  }
-  if (unit.empty()) scale = 1;
-  const double bytes = number * scale;
-  if (used == 0 || scale == 0 || !(bytes >= 1) || bytes > 1e18) {
-    throw InputError("--memory-limit: '" + text +
-                     "' is not a positive number of bytes (optionally with KiB, MiB, GiB, TiB)");
-  }
-  return static_cast<std::uint64_t>(bytes);
-}
-
 std::string format_bytes(std::uint64_t bytes) {
   for (const Unit& u : kUnits) {
     if (static_cast<double>(bytes) >= u.bytes || u.bytes == 1.0) {

@@ -71,9 +71,6 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
 // 80 % of the machine's physical memory.
 std::uint64_t default_memory_limit();
 
-// "0.5GiB", "512MiB", "4096" (bytes); InputError otherwise.
-std::uint64_t parse_memory_limit(const std::string& text);
-
 // Throws InputError naming the estimate, the limit and the way out when the run exceeds it.
 void check_memory(const RunRequest& request, const KernelSpec& kernel, const Problem& problem,
                   const Layout& layout);

@@ -56,6 +56,43 @@ void check_problem(const RunRequest& request) {
   }
 }
 
+// A fault at an index its rank never reached leaves the run as if it had not been asked for:
+// refused once the rank has finished and its counts are known (a rank blocked earlier may
+// simply not have got there).
+void check_faults_applied(const RunRequest& request, const RunResult& result) {
+  const bool blocks = !result.blocks.empty();
+  for (const Fault& fault : request.faults) {
+    if (fault.kind == Fault::Kind::Stall) continue;
+    const bool waits = fault.kind == Fault::Kind::SkipWait;
+    std::uint64_t made = 0;
+    bool finished = true;
+    for (const RankStats& s : blocks ? result.blocks : result.ranks) {
+      if (s.rank != fault.rank) continue;
+      made = std::max(made, waits ? s.waits : s.notifies);
+      finished = finished && s.finished;
+    }
+    if (!finished || fault.index < made) continue;
+    const std::string what = waits ? " waits" : " notifies";
+    throw InputError("--fault " + to_string(fault) + ": rank " + std::to_string(fault.rank) +
+                     (blocks ? "'s blocks each made at most " : " made ") + std::to_string(made) +
+                     what + " (INDEX counts them from 0), so the fault " + "never applied");
+  }
+}
+
+// A rank's input, output, windows and signals must fit its device's memory. Checked here rather
+// than at the first transfer past the end (or, past 1 TiB, into the next device's addresses):
+// a timing-only run keeps no bytes, so nothing else would refuse it.
+void check_device_memory(const RunRequest& request, Platform& platform) {
+  const std::uint64_t needed = platform.device(request.devices.front()).gm.allocated_bytes();
+  const double capacity = request.platform.gm_capacity_GiB * static_cast<double>(1ull << 30);
+  if (static_cast<double>(needed) > capacity) {
+    throw InputError("a rank's input, output, windows and signals take " + format_bytes(needed) +
+                     " of its device's memory, more than the " +
+                     format_bytes(static_cast<std::uint64_t>(capacity)) +
+                     " it has (gm.capacity_GiB); use a smaller --size");
+  }
+}
+
 }  // namespace
 
 RankStats sum_blocks(const std::vector<RankStats>& blocks, int rank) {
@@ -331,6 +368,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   PlatformConfig config = request.platform;
   if (kernel.runtime_kernel) config.codegen = runtime_kernel_sync();
   Platform platform("platform", config, request.devices, problem, layout, kernel.body, options);
+  check_device_memory(request, platform);
 
   const std::uint64_t n = problem.elements;
   const std::size_t element = dtype_bytes(problem.dtype);
@@ -402,6 +440,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
     }
     if (platform.blocks() > 1) result.ranks.push_back(sum_blocks(result.blocks, r));
   }
+  check_faults_applied(request, result);
   const std::uint64_t burst = request.platform.dma_burst_bytes;
   for (const RankStats& s : result.ranks) result.simulated_operations += s.bursts(burst);
   if (result.completed) {

@@ -38,6 +38,7 @@ class GlobalMemory : public sc_core::sc_module {
   // Reserves `bytes` (reading as zero) before the simulation starts; returns the local
   // address. `backed` = false reserves addresses without storage (timing-only runs).
   std::uint64_t allocate(std::uint64_t bytes, std::uint64_t alignment, bool backed = true);
+  std::uint64_t allocated_bytes() const { return top_; }
 
   // A core waiting on a cell here: its `look` event is notified for its first look (`begin`
   // plus a whole number of `period`s, `begin` itself at the earliest) at or after the next

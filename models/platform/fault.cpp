@@ -51,4 +51,20 @@ Fault Fault::parse(const std::string& text) {
   return fault;
 }
 
+std::string to_string(const Fault& fault) {
+  const std::string rank = std::to_string(fault.rank);
+  const std::string index = std::to_string(fault.index);
+  switch (fault.kind) {
+    case Fault::Kind::DropNotify:
+      return "drop-notify:" + rank + ":" + index;
+    case Fault::Kind::NotifyValue:
+      return "notify-value:" + rank + ":" + index + ":" + std::to_string(fault.value);
+    case Fault::Kind::SkipWait:
+      return "skip-wait:" + rank + ":" + index;
+    case Fault::Kind::Stall:
+      break;
+  }
+  return "stall:" + rank;
+}
+
 }  // namespace ars

@@ -24,6 +24,8 @@ struct Fault {
   // Parses the forms above; throws InputError naming the text otherwise.
   static Fault parse(const std::string& text);
 };
+// The form parse() reads: drop-notify:1:2.
+std::string to_string(const Fault& fault);
 
 using Faults = std::vector<Fault>;
 

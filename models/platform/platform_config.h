@@ -57,6 +57,9 @@ struct PlatformConfig {
   double gm_write_latency_cycles = 300;
   double gm_atomic_ns = 0;  // a signal atomic holds the device's memory this long (they queue)
   double gm_bandwidth_GBps = 1600;
+  // What a rank's input, output, windows and signals must fit in (at most the 1 TiB a device's
+  // local addresses span).
+  double gm_capacity_GiB = 64;
 
   // DMA engines (MTE2: GM -> UB, MTE3: UB -> GM).
   int dma_queues = 1;  // transfers one device drives at once

@@ -1,5 +1,6 @@
 #include "sim/config/codegen.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -8,6 +9,7 @@
 
 #include "kernels/api.h"
 #include "sim/config/config.h"
+#include "sim/config/suggest.h"
 
 namespace ars {
 
@@ -45,7 +47,14 @@ std::string resolve_codegen_path(const std::string& name_or_path) {
   if (name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".ini") {
     return name_or_path;
   }
-  return (fs::path(config_dir()) / "codegen" / (name_or_path + ".ini")).string();
+  const std::string dir = (fs::path(config_dir()) / "codegen").string();
+  const std::vector<std::string> names = ini_names(dir);
+  if (std::find(names.begin(), names.end(), name_or_path) == names.end()) {
+    throw InputError("--codegen: unknown profile '" + name_or_path + "'" +
+                     did_you_mean(name_or_path, names) + "; the profiles in configs/codegen/ are " +
+                     join(names) + ", or give an INI path");
+  }
+  return (fs::path(dir) / (name_or_path + ".ini")).string();
 }
 
 void load_codegen(const std::string& path, PlatformConfig& config) {

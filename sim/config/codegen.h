@@ -9,7 +9,8 @@
 
 namespace ars {
 
-// Resolves `--codegen`: a name in configs/codegen/ (before, after) or a path to an INI file.
+// Resolves `--codegen`: a name in configs/codegen/ (before, after) or a path to an INI file. An
+// unknown name is an InputError listing the profiles that exist.
 std::string resolve_codegen_path(const std::string& name_or_path);
 
 // Reads the profile at `path` into `config.codegen`; throws InputError naming the file, key or

@@ -112,6 +112,9 @@ std::vector<Key> keys() {
              &C::gm_atomic_ns, 0, kHuge, false),
       number("gm.bandwidth_GBps", "global memory bandwidth of a device", &C::gm_bandwidth_GBps,
              1e-6, kHuge, true),
+      number("gm.capacity_GiB",
+             "device memory a rank's input, output, windows and signals must fit in",
+             &C::gm_capacity_GiB, 0, 1024, true),
       number("dma.queues", "DMA transfers a device drives at once", &C::dma_queues, 1, 1024, true),
       number("dma.setup_cycles", "DMA set-up per transfer", &C::dma_setup_cycles, 0, kHuge, false),
       number("dma.mte2_bytes_per_cycle", "MTE2 rate, own GM -> UB", &C::dma_mte2_bytes_per_cycle,
@@ -268,17 +271,21 @@ std::string config_dir() {
   return dir != nullptr ? dir : ARS_CONFIG_DIR;
 }
 
-std::vector<std::string> platform_names() {
+std::vector<std::string> ini_names(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(config_dir(), error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     if (entry.path().extension() == ".ini") names.push_back(entry.path().stem().string());
   }
   std::sort(names.begin(), names.end());
   return names;
 }
 
-std::string resolve_platform_path(const std::string& name_or_path) {
+std::vector<std::string> platform_names() {
+  return ini_names(config_dir());
+}
+
+std::string resolve_platform_path(const std::string& name_or_path, const std::string& asked_by) {
   namespace fs = std::filesystem;
   if (name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".ini") {
     return name_or_path;
@@ -286,7 +293,7 @@ std::string resolve_platform_path(const std::string& name_or_path) {
   const std::string name = name_or_path == "a2a3sim" ? "a2a3" : name_or_path;
   const std::vector<std::string> names = platform_names();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
-    throw InputError("-p: unknown platform '" + name + "'" + did_you_mean(name, names) +
+    throw InputError(asked_by + ": unknown platform '" + name + "'" + did_you_mean(name, names) +
                      "; the platforms in configs/ are " + join(names) + ", or give an INI path");
   }
   return config_dir() + "/" + name + ".ini";
@@ -299,6 +306,29 @@ void reject_placeholder(const std::string& text, const std::string& where) {
   if (first != std::string::npos && text.find('%', first + 1) != std::string::npos) {
     throw InputError(where + " '" + text + "' contains a %...% placeholder, which nothing takes");
   }
+}
+
+// What follows "unrecognised option 'X'": the nearest name, else the keys of X's section
+// (`link.`), else the sections there are (every name written `prefix` + name).
+std::string unknown_key_hint(const std::string& typed, const po::options_description& options,
+                             const std::string& prefix) {
+  std::vector<std::string> names;
+  for (const auto& option : options.options()) names.push_back(option->long_name());
+  const std::string nearest = did_you_mean(typed, names, prefix);
+  if (!nearest.empty()) return nearest;
+  const std::size_t dot = typed.find('.');
+  if (dot == std::string::npos) return "; --help lists every option";
+  std::vector<std::string> in_section;
+  std::vector<std::string> sections;
+  for (const std::string& name : names) {
+    const std::size_t end = name.find('.');
+    if (end == std::string::npos) continue;
+    if (name.compare(0, end + 1, typed, 0, dot + 1) == 0) in_section.push_back(prefix + name);
+    if (std::find(sections.begin(), sections.end(), name.substr(0, end)) == sections.end())
+      sections.push_back(name.substr(0, end));
+  }
+  if (!in_section.empty()) return "; its section's keys are " + join(in_section);
+  return "; the sections are " + join(sections);
 }
 
 }  // namespace
@@ -326,11 +356,9 @@ po::variables_map parse_arguments(int argc, const char* const* argv,
     po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::unknown_option& e) {
-    std::vector<std::string> names;
-    for (const auto& option : options.options()) names.push_back(option->long_name());
     std::string typed = e.get_option_name();
     typed = typed.substr(typed.find_first_not_of('-'));
-    throw InputError(e.what() + did_you_mean(typed, names, "--"));
+    throw InputError(e.what() + unknown_key_hint(typed, options, "--"));
   } catch (const po::error& e) {
     throw InputError(e.what());
   }
@@ -399,7 +427,7 @@ LoadedPlatform load_at_depth(const std::string& path, const po::variables_map& o
 std::string base_path(const std::string& base, const std::string& origin) {
   namespace fs = std::filesystem;
   if (base.find('/') == std::string::npos && fs::path(base).extension() != ".ini") {
-    return resolve_platform_path(base);
+    return resolve_platform_path(base, "config file " + origin + ": base");
   }
   if (fs::path(base).is_absolute()) return base;
   return (fs::path(origin).parent_path() / base).string();
@@ -445,6 +473,9 @@ LoadedPlatform parse_at_depth(std::istream& file, const std::string& origin,
       const po::option_description* option = options.find_nothrow(key, false);
       if (option != nullptr && !value.defaulted()) option->semantic()->notify(value.value());
     }
+  } catch (const po::unknown_option& e) {
+    throw InputError("config file " + origin + ": " + e.what() +
+                     unknown_key_hint(e.get_option_name(), file_options, ""));
   } catch (const po::error& e) {
     throw InputError("config file " + origin + ": " + e.what());
   }

@@ -19,12 +19,16 @@ boost::program_options::options_description platform_options(PlatformConfig& con
 // The configs/ directory (ARS_CONFIG_DIR overrides it).
 std::string config_dir();
 
+// The *.ini files of `dir` by name, sorted.
+std::vector<std::string> ini_names(const std::string& dir);
+
 // The platforms of configs/ by name (its *.ini files), sorted.
 std::vector<std::string> platform_names();
 
-// Resolves `-p`: a name of configs/ (`a2a3sim` means `a2a3`) or a path to an INI file. An
-// unknown name is an InputError listing the platforms that exist.
-std::string resolve_platform_path(const std::string& name_or_path);
+// Resolves `-p` (or what `asked_by` names): a name of configs/ (`a2a3sim` means `a2a3`) or a
+// path to an INI file. An unknown name is an InputError listing the platforms that exist.
+std::string resolve_platform_path(const std::string& name_or_path,
+                                  const std::string& asked_by = "-p");
 
 // A platform as read: its values, the file, and where every key's value came from. A file may
 // start with `base = NAME` (a config of configs/) or `base = PATH` (relative to the file): every

@@ -38,9 +38,14 @@ std::string nearest_word(const std::string& word, const std::vector<std::string>
   std::size_t best_distance = 0;
   for (const std::string& candidate : candidates) {
     const std::string known = lower(candidate);
-    // A cut-short name (`--link.bandwidth`) is as near as a one-letter typo.
-    const std::size_t distance =
-        typed.size() >= 3 && known.rfind(typed, 0) == 0 ? 1 : edit_distance(typed, known);
+    // A cut-short name (`--link.bandwidth`) is one edit from the whole, plus its own typos
+    // (`--link.bandwith`): the distance to the name's start of about the typed length.
+    std::size_t distance = edit_distance(typed, known);
+    for (std::size_t length = typed.size() - 1; typed.size() >= 3 && length <= typed.size() + 1;
+         ++length) {
+      if (length < known.size())
+        distance = std::min(distance, 1 + edit_distance(typed, known.substr(0, length)));
+    }
     if (best.empty() || distance < best_distance) {
       best = candidate;
       best_distance = distance;

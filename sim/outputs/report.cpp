@@ -179,6 +179,9 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
   if (!q.platform.codegen.name.empty()) out << ", codegen " << q.platform.codegen.name;
   out << "\n";
   if (!q.platform_origin.empty()) out << "config: " << q.platform_origin << "\n";
+  for (std::size_t f = 0; f < q.faults.size(); ++f)
+    out << (f == 0 ? "faults injected: " : ", ") << to_string(q.faults[f])
+        << (f + 1 == q.faults.size() ? "\n" : "");
   out << "\n";
 
   out << std::fixed << std::setprecision(3);
@@ -371,6 +374,10 @@ void write_json(std::ostream& out, const RunResult& result) {
   j["dma_queues"] = q.platform.dma_queues;
   if (p.core_num > 1) j["core_num"] = p.core_num;
   if (!q.platform.codegen.name.empty()) j["codegen"] = q.platform.codegen.name;
+  if (!q.faults.empty()) {
+    j["faults"] = ordered_json::array();
+    for (const Fault& fault : q.faults) j["faults"].push_back(to_string(fault));
+  }
   j["device_time_ns"] = result.device_time_ns;
   if (result.completed) {
     j["algbw_GBps"] = algbw_GBps(result);

@@ -183,6 +183,24 @@ TEST(Cli, SizeZeroIsRefused) {
   expect_input_error(run_cli("--size 0"), "--size: '0' must be a positive whole number");
 }
 
+// --size and --memory-limit read one vocabulary of units (a bare --memory-limit is bytes).
+TEST(Cli, SizesAndMemoryLimitsShareTheUnits) {
+  for (const char* size : {"16K", "16k", "16KiB", "16384B", "4096"}) {
+    const Invocation run = run_cli(std::string("-k mesh --size ") + size);
+    EXPECT_EQ(run.exit_code, 0) << size << run.err;
+    EXPECT_NE(run.out.find("4096 x fp32 (16384 B) per rank"), std::string::npos) << size << run.out;
+  }
+  // The quiet ring's 4096 idle devices cost 48.14 MiB of models.
+  const std::string idle = "-p ring8 --platform.devices 4096 -d 0-1 -q --memory-limit ";
+  for (const char* limit : {"32M", "32m", "32MiB", "0.03125G", "33554432"}) {
+    expect_input_error(run_cli(idle + limit), "more than the memory limit of 32.00 MiB");
+  }
+  for (const char* limit : {"64M", "1.5g", "1T"}) {
+    const Invocation run = run_cli(idle + limit);
+    EXPECT_EQ(run.exit_code, 0) << limit << run.err;
+  }
+}
+
 TEST(Cli, HelpExitsZeroAndMentionsEveryOption) {
   const Invocation run = run_cli("--help");
   EXPECT_EQ(run.exit_code, 0) << run.err;

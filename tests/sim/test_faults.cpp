@@ -129,6 +129,28 @@ TEST(Faults, SkippedWaitIsRecordedAndTheBarrierKernelStillCompletes) {
       << schedule;
 }
 
+TEST(Faults, TheReportAndTheJsonNameTheFaultsInjected) {
+  const FaultRun run = run_with({"--fault", "skip-wait:1:1", "--fault", "skip-wait:2:0"});
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.out << run.process.err;
+  EXPECT_NE(run.process.out.find("\nfaults injected: skip-wait:1:1, skip-wait:2:0\n"),
+            std::string::npos)
+      << run.process.out;
+  ASSERT_FALSE(run.json.is_discarded()) << run.process.out;
+  EXPECT_EQ(run.json["faults"], nlohmann::json::array({"skip-wait:1:1", "skip-wait:2:0"}));
+  // A run without faults has neither.
+  const FaultRun plain = run_with({});
+  EXPECT_EQ(plain.process.out.find("faults injected"), std::string::npos) << plain.process.out;
+  EXPECT_FALSE(plain.json.contains("faults"));
+}
+
+// A rank that never finished may not have reached a fault's index: that is the run's outcome,
+// not bad input.
+TEST(Faults, AFaultOnARankThatNeverFinishedIsNotRefused) {
+  const FaultRun run = run_with({"--fault", "stall:3", "--fault", "drop-notify:3:0"});
+  expect_deadlock(run, "deadlock at 4951.111 ns:");
+  EXPECT_EQ(run.process.err.find("never applied"), std::string::npos) << run.process.err;
+}
+
 TEST(Faults, WrongValueOnTheSelfClearingBuiltinLeavesAResidue) {
   // Rank 1's cell [0,0] receives 7 instead of 1; the builtin's epilogue clears 1 of it.
   const ProcessResult run = test::run_binary({"--fault", "notify-value:0:0:7"});
