@@ -123,11 +123,12 @@ int parse_ranks_shown(const std::string& text) {
 
 }  // namespace
 
-std::vector<int> parse_devices(const std::string& text, int platform_devices) {
+std::vector<int> parse_devices(const std::string& text, int platform_devices,
+                               const std::string& option) {
   const auto fail = [&](const std::string& what) {
-    throw InputError("-d: " + what + " (in '" + text + "')");
+    throw InputError(option + ": " + what + " (in '" + text + "')");
   };
-  if (text.empty()) throw InputError("-d: no devices given");
+  if (text.empty()) throw InputError(option + ": no devices given");
   std::vector<int> devices;
   if (text == "all") {
     for (int d = 0; d < platform_devices; ++d) devices.push_back(d);
@@ -155,7 +156,8 @@ std::vector<int> parse_devices(const std::string& text, int platform_devices) {
              std::to_string(platform_devices) + " devices");
       }
       if (listed[d]) {
-        throw InputError("device " + std::to_string(d) + " is listed twice in -d '" + text + "'");
+        throw InputError("device " + std::to_string(d) + " is listed twice in " + option + " '" +
+                         text + "'");
       }
       listed[d] = 1;
       devices.push_back(d);
@@ -171,14 +173,9 @@ namespace {
 std::vector<int> shown_devices(const po::variables_map& vm, const std::string& option,
                                const std::string& output, const RunRequest& request) {
   if (vm.count(output) == 0) throw InputError("--" + option + ": needs --" + output + " FILE");
-  std::vector<int> devices;
-  try {
-    devices = parse_devices(vm[option].as<std::string>(), request.platform.devices);
-  } catch (const InputError& e) {
-    // parse_devices names -d; the list at fault here is the option's.
-    const std::string what = e.what();
-    throw InputError("--" + option + ": " + (what.rfind("-d: ", 0) == 0 ? what.substr(4) : what));
-  }
+  const std::string text = vm[option].as<std::string>();
+  if (text == "all") return request.devices;  // all that take part
+  const std::vector<int> devices = parse_devices(text, request.platform.devices, "--" + option);
   for (const int device : devices) {
     if (std::find(request.devices.begin(), request.devices.end(), device) ==
         request.devices.end()) {
@@ -237,6 +234,8 @@ Scaled parse_scaled(const std::string& text, bool whole) {
   } catch (const std::exception&) {
     return {};
   }
+  // Decimal only: stod would also read leading blanks, hexadecimal and infinity.
+  if (text.substr(0, used).find_first_not_of("0123456789.eE+-") != std::string::npos) return {};
   const std::string unit = text.substr(used);
   const double scale = unit.empty() ? 1 : unit_bytes(unit);
   if (scale == 0 || !(number > 0) || (whole && number != std::floor(number))) return {};
@@ -414,25 +413,18 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     for (const std::string& text : vm["fault"].as<std::vector<std::string>>())
       request.faults.push_back(Fault::parse(text));
   }
-  command.json_path = vm.count("json") ? vm["json"].as<std::string>() : "";
-  command.schedule_path = vm.count("dump-schedule") ? vm["dump-schedule"].as<std::string>() : "";
+  OutputPaths outputs;
+  command.json_path = outputs.take(vm, "--json");
+  command.schedule_path = outputs.take(vm, "--dump-schedule");
   command.schedule_times = vm.count("dump-schedule-times") > 0;
   if (command.schedule_times && command.schedule_path.empty()) {
     throw InputError("--dump-schedule-times: needs --dump-schedule FILE");
   }
-  check_writable("--json", command.json_path);
-  check_writable("--dump-schedule", command.schedule_path);
-  if (vm.count("vcd")) {
-    check_writable("--vcd", vm["vcd"].as<std::string>());
-    request.vcd_path = vm["vcd"].as<std::string>();
-    command.gtkw_path = gtkw_path_for(request.vcd_path);
-    check_writable("--vcd (its GTKWave save file)", command.gtkw_path);
-  }
+  request.vcd_path = outputs.take(vm, "--vcd");
+  command.gtkw_path = request.vcd_path.empty() ? "" : gtkw_path_for(request.vcd_path);
+  if (!command.gtkw_path.empty()) outputs.add("--vcd (its GTKWave save file)", command.gtkw_path);
   request.record_schedule = !command.schedule_path.empty();
-  if (vm.count("trace")) {
-    check_writable("--trace", vm["trace"].as<std::string>());
-    request.trace_path = vm["trace"].as<std::string>();
-  }
+  request.trace_path = outputs.take(vm, "--trace");
   if (vm.count("trace-devices"))
     request.trace_devices = shown_devices(vm, "trace-devices", "trace", request);
   if (vm.count("vcd-devices"))
@@ -484,16 +476,12 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     }
     return result.completed && (result.correct || !result.checked) ? 0 : 1;
   } catch (const InputError& e) {
-    for (const std::string& path : {vcd_path, gtkw_path}) {
-      if (!path.empty()) std::remove(path.c_str());
-    }
+    for (const std::string& path : {vcd_path, gtkw_path}) remove_output(path);
     err << "allreduce-sim: error: " << e.what() << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     // The memory guard's estimate fell short of what the run really took.
-    for (const std::string& path : {vcd_path, gtkw_path}) {
-      if (!path.empty()) std::remove(path.c_str());
-    }
+    for (const std::string& path : {vcd_path, gtkw_path}) remove_output(path);
     err << "allreduce-sim: error: out of memory; lower --memory-limit or --size, or use "
            "--timing-only\n";
     return 2;

@@ -43,10 +43,11 @@ std::uint64_t parse_size(const std::string& text, DType dtype,
 std::string resolve_kernel(const std::string& option, const std::string& name,
                            const std::string& mode, bool mode_given);
 
-// `-d`: comma-separated devices and ranges ("0-7,16-23"), or "all" of the platform's
-// `platform_devices`; ranks follow the listed order. InputError for an empty item, a
-// reversed range, a device listed twice or one outside the topology.
-std::vector<int> parse_devices(const std::string& text, int platform_devices);
+// `-d` (or the list `option` names): comma-separated devices and ranges ("0-7,16-23"), or "all"
+// of the platform's `platform_devices`; ranks follow the listed order. InputError for an empty
+// item, a reversed range, a device listed twice or one outside the topology.
+std::vector<int> parse_devices(const std::string& text, int platform_devices,
+                               const std::string& option = "-d");
 
 // "fp32"/"fp16" and "sum"/"max"/"min"/"prod" (any case); InputError otherwise.
 DType parse_dtype(const std::string& text);

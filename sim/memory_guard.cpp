@@ -47,6 +47,12 @@ constexpr std::uint64_t kVcdBytesPerLinkBurst = 256;
 // writes a few per row and column, the builtin ring every cell of its [2(P-1), P] signal.
 constexpr std::uint64_t kCellBytes = 32;
 constexpr std::uint64_t kCellWriterBytes = 16;
+// A device pair's path in the interconnect's table, made when a transfer or notify first
+// crosses it, and on a full mesh the pair's link: measured with GNU time's peak RSS, the
+// barrier against the ring at P = 512 (261,632 pairs more), about 195 B a pair on switch16 and
+// 925 B on a full mesh (950 B at P = 1024), signal cells aside.
+constexpr std::uint64_t kPathBytes = 256;
+constexpr std::uint64_t kMeshLinkBytes = 1024;
 // With records kept (the full report, --json, --explain), per operation counted: its spans,
 // transfer record, notify or wait link and round change, measured at 23-24 B on the ring at
 // P = 256 and 1024 (GNU time's peak RSS, the full report against -q).
@@ -170,6 +176,12 @@ struct TraceBudget {
   std::vector<std::uint64_t> cells;  // per rank and signal: cells charged there
   std::uint64_t cell_rate = 0;       // bytes per cell
   std::uint64_t cell_bytes = 0;
+  std::uint64_t pair_rate = 0;  // bytes per device pair crossed (kPathBytes, kMeshLinkBytes)
+  std::uint64_t route_bytes = 0;
+  // Per peer, the last rank (plus one) whose walk charged the path to and from it: a walk
+  // charges each of its pairs once.
+  std::vector<int> charged_to;
+  std::vector<int> charged_from;
   ShownLinks* links = nullptr;      // with a timeline trace
   ShownLinks* vcd_links = nullptr;  // with a waveform
 
@@ -183,7 +195,7 @@ struct TraceBudget {
     return traces + rates.bytes(c) + (vcd_links != nullptr ? vcd_links->bytes : 0);
   }
   std::uint64_t spent(const OperationCount& c) const {
-    return trace_bytes(c) + records(c) + cell_bytes + timeline_bytes(c);
+    return trace_bytes(c) + records(c) + cell_bytes + timeline_bytes(c) + route_bytes;
   }
   // Whether any operation may add to what is spent; otherwise only a notify does (its cells).
   bool charges_every_operation() const {
@@ -275,6 +287,7 @@ class CountingRank final : public Rank {
         links->cross(rank_, peer, 1);
         links->land(peer);
       }
+      charge_route(rank_, peer);
     }
     check_spent();
   }
@@ -301,6 +314,18 @@ class CountingRank final : public Rank {
     for (ShownLinks* links : {budget_->links, budget_->vcd_links}) {
       if (links != nullptr) links->cross(from, to, bursts);
     }
+    if (charge_route(from, to)) check_spent();
+  }
+  // Charges the path from `from` to `to` (one of them this rank) the first time this walk
+  // crosses it; returns whether it did.
+  bool charge_route(int from, int to) {
+    if (from == to) return false;
+    int& charged = from == rank_ ? budget_->charged_to.at(static_cast<std::size_t>(to))
+                                 : budget_->charged_from.at(static_cast<std::size_t>(from));
+    if (charged == rank_ + 1) return false;
+    charged = rank_ + 1;
+    budget_->route_bytes += budget_->pair_rate;
+    return true;
   }
   // A body of 10^14 elements must not be walked to the end to find that its traces do not fit.
   // Where only a notify adds to what is spent (no records, no traces), only a notify checks.
@@ -392,8 +417,14 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
     estimate.counted_in_part = traced || request.keep_records || every_cell > 0;
     return estimate;
   }
-  if (!traced && !request.keep_records && estimate.total() + ranks * every_cell <= limit) {
+  // Every pair of ranks crossed, at most.
+  const std::uint64_t pair_rate =
+      kPathBytes + (config.topology == Topology::FullMesh ? kMeshLinkBytes : 0);
+  const std::uint64_t every_route = ranks * (ranks - 1) * pair_rate;
+  if (!traced && !request.keep_records &&
+      estimate.total() + ranks * every_cell + every_route <= limit) {
     estimate.signal_cells = ranks * every_cell;
+    estimate.routes = every_route;
     return estimate;
   }
   // What the kernel's bodies ask for, counted rank by rank: the cells their notifies write,
@@ -415,11 +446,15 @@ MemoryEstimate estimate_memory(const RunRequest& request, const KernelSpec& kern
   budget.record_rate = request.keep_records ? kRecordBytesPerOperation : 0;
   budget.cells.assign(ranks * layout.signals.size(), 0);
   budget.cell_rate = cell_rate;
+  budget.pair_rate = pair_rate;
+  budget.charged_to.assign(ranks, 0);
+  budget.charged_from.assign(ranks, 0);
   const auto settle = [&](const OperationCount& count) {
     estimate.signal_cells = budget.cell_bytes;
     estimate.records = budget.records(count);
     estimate.traces = budget.trace_bytes(count);
     estimate.timeline = budget.timeline_bytes(count);
+    estimate.routes = budget.route_bytes;
   };
   for (int rank = 0; rank < problem.ranks; ++rank) {
     const int device = request.devices[static_cast<std::size_t>(rank)];
@@ -522,7 +557,7 @@ std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
   // Devices that take no part cost their models all the same.
   if (dominates(static_cast<std::uint64_t>(request.platform.devices) * kDeviceOverheadBytes)) {
     ways.push_back("a smaller platform (" + size_option(request) + ")");
-  } else if (dominates(estimate.fixed + estimate.signal_cells)) {
+  } else if (dominates(estimate.fixed + estimate.signal_cells + estimate.routes)) {
     ways.push_back(fewer_ranks(request));
   } else {
     ways.push_back("a smaller --size");
@@ -622,6 +657,7 @@ void check_memory(const RunRequest& request, const KernelSpec& kernel, const Pro
   if (estimate.staging > 0) parts += ", staging " + format_bytes(estimate.staging);
   if (estimate.signal_cells > 0)
     parts += ", signal cells " + more + format_bytes(estimate.signal_cells);
+  if (estimate.routes > 0) parts += ", routes " + more + format_bytes(estimate.routes);
   if (estimate.records > 0) parts += ", records " + more + format_bytes(estimate.records);
   if (estimate.traces > 0 || (!estimate.counted_in_part && request.trace_path.empty()))
     parts += ", traces " + more + format_bytes(estimate.traces);

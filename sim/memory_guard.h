@@ -26,13 +26,16 @@ struct MemoryEstimate {
   // The timeline trace (--trace): its changes and events, and every rank's sync records.
   std::uint64_t timeline = 0;
   // The operations were counted only until the total passed the limit: `signal_cells`,
-  // `records`, `traces` and `timeline` are less than theirs.
+  // `records`, `traces`, `timeline` and `routes` are less than theirs.
   bool counted_in_part = false;
   std::uint64_t fixed = 0;  // modules and SystemC thread stacks of every device and rank's block
+  // The paths between the device pairs the run's transfers and notifies cross, and on a full
+  // mesh the link of each pair (a quadratic number for kernels that reach every peer).
+  std::uint64_t routes = 0;
 
   std::uint64_t total() const {
     return global_memory + signal_cells + staging + unified_buffers + records + traces + timeline +
-           fixed;
+           fixed + routes;
   }
 };
 

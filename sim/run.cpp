@@ -214,8 +214,15 @@ double input_value(const Problem& problem, int rank, std::uint64_t index) {
     // Near one, so products over many ranks neither overflow nor vanish: 0.75 .. 1.25.
     return 0.75 + static_cast<double>(h % 33) / 64.0;
   }
-  // Multiples of 1/64 in [-2, 2): sums over up to 16 ranks are exact even in FP16.
-  return static_cast<double>(static_cast<int>(h % 256) - 128) / 64.0;
+  // Multiples of 1/64 in [-2, 2): sums over up to 16 ranks are exact even in FP16, as every
+  // partial sum is a multiple of 1/64 under 2^11 / 64 = 32 in magnitude. Over more ranks FP16
+  // draws from [-m, m) / 64 with m = 2048 / P, which keeps that so in any order of adding; past
+  // 2048 ranks from {-1, 0, 1} / 64, whose partial sums stay far under 32 in any likely order.
+  const int half = problem.dtype != DType::FP16 || problem.ranks <= 16 ? 128
+                   : problem.ranks <= 2048                             ? 2048 / problem.ranks
+                                                                       : 0;
+  if (half == 0) return static_cast<double>(static_cast<int>(h % 3) - 1) / 64.0;
+  return static_cast<double>(static_cast<int>(h % (2 * half)) - half) / 64.0;
 }
 
 // How a run is tried: every transfer burst by burst, or timed whole but for those crossing
@@ -329,6 +336,9 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   result.request.problem = problem;
   result.rtol = problem.dtype == DType::FP32 ? 1e-5 : 1e-2;
   result.atol = result.rtol;
+  // A product rounds P - 1 times, each within a unit roundoff (2^-24, 2^-11) of relative error.
+  if (problem.op == ReduceOp::Prod)
+    result.rtol += (problem.ranks - 1) * (problem.dtype == DType::FP32 ? 0x1p-24 : 0x1p-11);
 
   init_time_resolution();
   // sc_stop() after a rank's error announces itself on stdout; the run reports the error.

@@ -384,7 +384,7 @@ struct IniNotes {
   std::string base;
 };
 
-IniNotes read_notes(const std::string& text) {
+IniNotes read_notes(const std::string& text, const std::string& origin) {
   IniNotes notes;
   std::string section;
   std::istringstream in(text);
@@ -403,6 +403,10 @@ IniNotes read_notes(const std::string& text) {
     const std::string full = section.empty() ? key : section + "." + key;
     if (full == "base") {
       notes.base = trimmed(rest.substr(0, hash));
+      if (notes.base.empty()) {
+        throw InputError("config file " + origin +
+                         ": base = names no platform (a name of configs/ or an INI path)");
+      }
     } else {
       notes.tags[full] = hash == std::string::npos ? "" : trimmed(rest.substr(hash + 1));
     }
@@ -414,6 +418,8 @@ std::string read_checked(std::istream& file, const std::string& origin) {
   std::ostringstream text;
   std::string line;
   for (int number = 1; std::getline(file, line); ++number) {
+    // The byte order mark an editor may put first, which Boost would take for part of a key.
+    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
     reject_placeholder(line, "config file " + origin + " line " + std::to_string(number));
     text << line << "\n";
   }
@@ -436,7 +442,7 @@ std::string base_path(const std::string& base, const std::string& origin) {
 LoadedPlatform parse_at_depth(std::istream& file, const std::string& origin,
                               const po::variables_map& overrides, int depth) {
   const std::string text = read_checked(file, origin);
-  const IniNotes notes = read_notes(text);
+  const IniNotes notes = read_notes(text, origin);
   LoadedPlatform loaded;
   loaded.path = origin;
   loaded.base = notes.base;

@@ -5,11 +5,29 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/program_options/variables_map.hpp>
 
 namespace ars {
 
-// Throws InputError naming `option` when `path` cannot be written; creates nothing.
-void check_writable(const std::string& option, const std::string& path);
+// The files a command's output options name, each checked as it is taken: a name given empty,
+// a file that cannot be written, or one another output of the command writes too (the second
+// would overwrite the first) is an InputError naming the option.
+class OutputPaths {
+ public:
+  // The path `option` (e.g. "--json") names, or "" when the option is not given.
+  std::string take(const boost::program_options::variables_map& vm, const std::string& option);
+  // A file the command writes beside another (`what` says which).
+  void add(const std::string& what, const std::string& path);
+
+ private:
+  std::vector<std::pair<std::string, std::string>> taken_;  // option, path as compared
+};
+
+// Removes an output file a failed command leaves; only a regular file (never /dev/null).
+void remove_output(const std::string& path);
 
 // Writes `text`, or what `write` puts on the stream, to `path`, replacing it; throws InputError
 // when that fails.

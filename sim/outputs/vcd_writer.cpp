@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -44,6 +45,10 @@ int scope_device(const std::string& scope) {
 }  // namespace
 
 std::string gtkw_path_for(const std::string& vcd_path) {
+  std::error_code error;
+  if (std::filesystem::exists(vcd_path, error) &&
+      !std::filesystem::is_regular_file(vcd_path, error))
+    return "";
   const std::string stem =
       vcd_path.size() > 4 && vcd_path.compare(vcd_path.size() - 4, 4, ".vcd") == 0
           ? vcd_path.substr(0, vcd_path.size() - 4)
@@ -61,7 +66,12 @@ VcdWriter::VcdWriter(const std::string& path, const std::vector<int>& devices,
 }
 
 VcdWriter::~VcdWriter() {
-  if (!closed_) close();
+  if (closed_) return;
+  try {
+    close();
+  } catch (const InputError&) {
+    // Unwinding from an error already reported: the command removes the files.
+  }
 }
 
 int VcdWriter::declare(const std::string& scope, const std::string& name, int width, Kind kind) {
@@ -210,7 +220,13 @@ void VcdWriter::close() {
     }
   }
   out_.close();
-  std::ofstream(gtkw_path_for(path_), std::ios::trunc) << gtkw_text();
+  if (!out_) throw InputError("--vcd: cannot write " + path_);
+  const std::string gtkw_path = gtkw_path_for(path_);
+  if (gtkw_path.empty()) return;
+  std::ofstream gtkw(gtkw_path, std::ios::trunc);
+  gtkw << gtkw_text();
+  gtkw.close();
+  if (!gtkw) throw InputError("--vcd: cannot write its GTKWave save file " + gtkw_path);
 }
 
 // GTKWave flags (its savefile format): right-justified binary for a bit, decimal for a number,

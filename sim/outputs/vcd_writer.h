@@ -13,7 +13,8 @@
 
 namespace ars {
 
-// The GTKWave save file written beside a VCD: run.vcd -> run.gtkw.
+// The GTKWave save file written beside a VCD: run.vcd -> run.gtkw; none ("") beside what is
+// not a file (/dev/null, a pipe).
 std::string gtkw_path_for(const std::string& vcd_path);
 
 class VcdWriter : public TraceSink {
@@ -31,7 +32,8 @@ class VcdWriter : public TraceSink {
   void record_text(int var, std::uint64_t time_ps, const std::string& text) override;
   bool shows(int device) const override;
 
-  // Sorts the changes and writes the VCD and its save file (gtkw_path_for).
+  // Sorts the changes and writes the VCD and its save file (gtkw_path_for); throws InputError
+  // when either cannot be written.
   void close();
 
  private:

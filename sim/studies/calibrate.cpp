@@ -466,13 +466,13 @@ int validate_main(int argc, const char* const* argv, std::ostream& out, std::ost
     }
     if (!vm.count("data")) throw InputError("validate: --data FILE is required");
     if (!vm.count("platform")) throw InputError("validate: -p PROFILE is required");
-    const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
+    OutputPaths outputs;
+    const std::string csv_path = outputs.take(vm, "--csv");
     const int jobs = jobs_option(vm);
     const std::string data_path = vm["data"].as<std::string>();
     const MeasuredData data = read_measurements(data_path);
     const std::string profile = resolve_platform_path(vm["platform"].as<std::string>());
     const PlatformConfig platform = load_platform(profile, po::variables_map());
-    if (!csv_path.empty()) check_writable("--csv", csv_path);
 
     const ErrorSummary summary = summarise_errors(data.points, simulate(data, platform, jobs));
     say_kernel_column(out, data_path, data);
@@ -515,7 +515,8 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
         "key is held at the base value")("write", po::value<std::string>(),
                                          "write the fitted profile as INI to FILE")(
         "max-evaluations", po::value<int>()->default_value(120),
-        "stop after this many evaluations of all points")(
+        "stop once this many evaluations of all points are made (checked between steps: the "
+        "first takes one more than the keys fitted, a shrink as many)")(
         "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
     const po::variables_map vm = parse_arguments(argc, argv, options);
     if (vm.count("help")) {
@@ -532,7 +533,8 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
     if (max_evaluations < 1 || max_evaluations > 100000) {
       throw InputError("--max-evaluations: must be between 1 and 100000");
     }
-    const std::string write_path = vm.count("write") ? vm["write"].as<std::string>() : "";
+    OutputPaths outputs;
+    const std::string write_path = outputs.take(vm, "--write");
     const std::string data_path = vm["data"].as<std::string>();
     const MeasuredData data = read_measurements(data_path);
     const std::string base_path = resolve_platform_path(vm["platform"].as<std::string>());
@@ -550,7 +552,6 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
       // The search runs on log values; a key that is zero in the base starts from one unit.
       start.push_back(std::log(value > 0 ? value : 1.0));
     }
-    if (!write_path.empty()) check_writable("--write", write_path);
 
     auto config_at = [&](const std::vector<double>& x) {
       PlatformConfig config = base;

@@ -62,6 +62,8 @@ std::vector<std::string> parse_kernels(const std::string& text, std::ostream& er
         if (std::find(carded.begin(), carded.end(), kernel) == carded.end()) {
           throw InputError("--kernels: kernel '" + kernel + "' has no cost card");
         }
+        if (std::find(kernels.begin(), kernels.end(), kernel) != kernels.end())
+          throw InputError("--kernels: " + kernel + " is listed twice");
         kernels.push_back(kernel);
       }
     }
@@ -84,24 +86,28 @@ std::vector<std::string> parse_kernels(const std::string& text, std::ostream& er
   return kernels;
 }
 
-std::vector<int> parse_ranks(const std::string& text, int devices) {
-  std::vector<int> ranks;
+// A list of counts from `minimum` to `maximum` (`range` says what they are), each once.
+std::vector<int> parse_counts(const std::string& option, const std::string& text, int minimum,
+                              int maximum, const std::string& range) {
+  std::vector<int> counts;
   for (const std::string& item : split(text)) {
     std::size_t used = 0;
-    int p = 0;
+    int n = 0;
     try {
-      p = std::stoi(item, &used);
+      n = std::stoi(item, &used);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (item.empty() || used != item.size() || p < 2 || p > devices) {
-      throw InputError("--ranks: '" + item + "' is not a rank count from 2 to " +
-                       std::to_string(devices) + " (the platform's devices)");
+    if (item.empty() || used != item.size() || !std::isdigit(static_cast<unsigned char>(item[0])) ||
+        n < minimum || n > maximum) {
+      throw InputError(option + ": '" + item + "' is not " + range);
     }
-    ranks.push_back(p);
+    if (std::find(counts.begin(), counts.end(), n) != counts.end())
+      throw InputError(option + ": " + item + " is listed twice");
+    counts.push_back(n);
   }
-  if (ranks.empty()) throw InputError("--ranks: no rank count given");
-  return ranks;
+  if (counts.empty()) throw InputError(option + ": nothing given");
+  return counts;
 }
 
 // Sizes as every command reads them (sim/cli.h): a bare number counts elements, a unit bytes.
@@ -533,14 +539,15 @@ struct Shard {
 };
 
 Shard parse_shard(const std::string& text) {
-  Shard shard;
+  long long index = 0;
+  long long count = 0;
   char slash = 0;
   std::istringstream in(text);
-  if (!(in >> shard.index >> slash >> shard.count) || slash != '/' || !in.eof() ||
-      shard.count < 1 || shard.index < 1 || shard.index > shard.count) {
+  if (!(in >> index >> slash >> count) || slash != '/' || !in.eof() || count < 1 || index < 1 ||
+      index > count || text.find_first_of("+ ") != std::string::npos) {
     throw InputError("--shard: '" + text + "' is not K/N with 1 <= K <= N");
   }
-  return shard;
+  return {static_cast<std::size_t>(index), static_cast<std::size_t>(count)};
 }
 
 // What names a point in a points file: the same in every shard of the same sweep.
@@ -554,22 +561,33 @@ std::string point_key(const RunRequest& request, bool ideal) {
          (request.timing_only ? " (timing only)" : "");
 }
 
+// A point read back from a points file, and where it was read.
+struct KeptPoint {
+  std::string run;    // the run's JSON
+  std::string where;  // "points file 'F' line N"
+};
+
 // The points file: one JSON line per finished point, {"point": KEY, "run": RESULT}. A last
 // line cut short (the sweep was killed while writing it) is not a point; the others are
 // added to `kept`, by key. Returns the bytes up to the end of the last whole line.
-std::uint64_t read_points(const std::string& path, std::map<std::string, std::string>& kept) {
+std::uint64_t read_points(const std::string& path, std::map<std::string, KeptPoint>& kept) {
+  std::error_code error;
+  // A device or a pipe (/dev/zero, a FIFO) would be read forever, or never end.
+  if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error))
+    throw InputError("the points file '" + path + "' is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot read the points file '" + path + "'");
   std::uint64_t whole = 0;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (in.eof()) break;  // no newline after it: cut short
+    const std::string where = "points file '" + path + "' line " + std::to_string(number);
     try {
       const nlohmann::json j = nlohmann::json::parse(line);
-      kept.emplace(j.at("point").get<std::string>(), j.at("run").dump());
+      if (!j.at("run").is_object()) throw InputError(where + " is not a point");
+      kept.emplace(j.at("point").get<std::string>(), KeptPoint{j.at("run").dump(), where});
     } catch (const nlohmann::json::exception&) {
-      throw InputError("points file '" + path + "' line " + std::to_string(number) +
-                       " is not a point");
+      throw InputError(where + " is not a point");
     }
     whole += line.size() + 1;
   }
@@ -675,23 +693,12 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     const DType dtype = parse_dtype(vm["dtype"].as<std::string>());
     const ReduceOp op = parse_op(vm["op"].as<std::string>());
     const std::vector<std::string> kernels = parse_kernels(vm["kernels"].as<std::string>(), err);
-    const std::vector<int> ranks = parse_ranks(vm["ranks"].as<std::string>(), platform.devices);
-    std::vector<int> core_nums;
-    for (const std::string& item : split(vm["core-num"].as<std::string>())) {
-      std::size_t used = 0;
-      int n = 0;
-      try {
-        n = std::stoi(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (item.empty() || used != item.size() || n < 1 || n > platform.vector_cores) {
-        throw InputError("--core-num: '" + item + "' is not a core count from 1 to " +
-                         std::to_string(platform.vector_cores) + " (vector.cores)");
-      }
-      core_nums.push_back(n);
-    }
-    if (core_nums.empty()) throw InputError("--core-num: no core count given");
+    const std::vector<int> ranks = parse_counts(
+        "--ranks", vm["ranks"].as<std::string>(), 2, platform.devices,
+        "a rank count from 2 to " + std::to_string(platform.devices) + " (the platform's devices)");
+    const std::vector<int> core_nums = parse_counts(
+        "--core-num", vm["core-num"].as<std::string>(), 1, platform.vector_cores,
+        "a core count from 1 to " + std::to_string(platform.vector_cores) + " (vector.cores)");
     const std::uint64_t min_bytes =
         parse_bytes("-b/--minbytes", vm["minbytes"].as<std::string>(), dtype);
     const std::uint64_t max_bytes =
@@ -702,10 +709,10 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
       throw InputError("-e/--maxbytes: the largest size is below the smallest (-b)");
     const int jobs = vm["jobs"].as<int>();
     if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
-    const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
-    check_writable("--csv", csv_path);
+    OutputPaths outputs;
+    const std::string csv_path = outputs.take(vm, "--csv");
     const Shard shard = vm.count("shard") ? parse_shard(vm["shard"].as<std::string>()) : Shard{};
-    const std::string points_path = vm.count("points") ? vm["points"].as<std::string>() : "";
+    const std::string points_path = outputs.take(vm, "--points");
     const bool resume = vm.count("resume") > 0;
     const bool merge = vm.count("merge") > 0;
     if (resume && points_path.empty()) throw InputError("--resume: needs the --points FILE");
@@ -716,7 +723,6 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
       throw InputError("--points: '" + points_path +
                        "' exists; add --resume to go on with it, or remove it");
     }
-    if (!points_path.empty() && !resume) check_writable("--points", points_path);
     const std::string inter = vm.count("inter") ? vm["inter"].as<std::string>() : "";
     if (!inter.empty() && inter != "ring" && inter != "rhd") {
       throw InputError("--inter: unknown algorithm '" + inter + "' (ring or rhd)");
@@ -793,7 +799,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     };
 
     // Points already run (a resumed points file, or the shards to merge), by key.
-    std::map<std::string, std::string> kept;
+    std::map<std::string, KeptPoint> kept;
     if (merge) {
       for (const std::string& file : vm["merge"].as<std::vector<std::string>>())
         read_points(file, kept);
@@ -811,7 +817,12 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
       if (!point_at(i).run.error.empty()) {
         // The card refused the point: nothing to run.
       } else if (found != kept.end()) {
-        point_at(i).run = batch_result_from_json(found->second, requests[i]);
+        try {
+          point_at(i).run = batch_result_from_json(found->second.run, requests[i]);
+        } catch (const nlohmann::json::exception& e) {
+          throw InputError(found->second.where + ": its run cannot be read back (" + e.what() +
+                           ")");
+        }
       } else if (merge) {
         throw InputError("--merge: the point " + keys[i] + " is in none of the files");
       } else {
@@ -846,6 +857,8 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     }
     points = std::move(shown);
     ideal_points = std::move(shown_ideal);
+    // Written before the report, so that a CSV that cannot be written leaves only the error.
+    if (!csv_path.empty()) write_file(csv_path, csv(points, ideal));
 
     out << "costcard on " << platform.name << (ideal ? " (ideal)" : "") << ", "
         << to_string(platform.topology) << ", dma.queues = " << platform.dma_queues
@@ -886,7 +899,6 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         << " wrong results, " << card_failures << " byte/round card failures, " << time_misses
         << " times off their card by more than " << std::fixed << std::setprecision(1)
         << kTimeTolerancePct << " %" << (ideal ? "" : " (attributed above)") << "\n";
-    if (!csv_path.empty()) write_file(csv_path, csv(points, ideal));
     return card_failures == 0 && not_run == 0 && wrong == 0 ? 0 : 1;
   } catch (const InputError& e) {
     err << "allreduce-sim costcard: error: " << e.what() << "\n";

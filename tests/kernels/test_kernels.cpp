@@ -3,6 +3,8 @@
 // shows that the golden check can fail.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -116,6 +118,62 @@ TEST(Golden, AKernelThatSkipsAPeerIsReportedWrong) {
   // Rank 0 added ranks 1 and 2 but never rank 3: what it got falls short by exactly rank 3's
   // value at that index.
   EXPECT_DOUBLE_EQ(m.expected - m.got, input_value(request.problem, 3, m.index));
+}
+
+// FP16 sums are exact in any order of adding when every partial sum is a multiple of 1/64
+// under 32 in magnitude: the inputs keep the sum of magnitudes there up to 2048 ranks.
+TEST(Golden, Fp16InputsKeepEverySumExactInAnyOrder) {
+  for (const int ranks : {2, 16, 17, 256, 2048}) {
+    Problem problem;
+    problem.dtype = DType::FP16;
+    problem.ranks = ranks;
+    double widest = 0;
+    for (std::uint64_t i = 0; i < 4096; ++i) {
+      double magnitudes = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const double x = input_value(problem, r, i);
+        EXPECT_EQ(x * 64, std::floor(x * 64)) << ranks << " ranks, rank " << r << " index " << i;
+        magnitudes += std::fabs(x);
+        widest = std::max(widest, std::fabs(x));
+      }
+      ASSERT_LE(magnitudes, 32.0) << ranks << " ranks, index " << i;
+    }
+    // Up to 16 ranks the inputs span [-2, 2), as FP32's do at every P; then [-m, m) / 64.
+    EXPECT_EQ(widest, ranks <= 16 ? 2.0 : (2048 / ranks) / 64.0) << ranks;
+  }
+}
+
+RunRequest ring8_request(int ranks, DType dtype, ReduceOp op, const std::string& kernel) {
+  boost::program_options::variables_map keys;
+  keys.emplace("platform.devices", boost::program_options::variable_value(ranks, false));
+  RunRequest request;
+  request.platform = load_platform(resolve_platform_path("ring8"), keys);
+  for (int d = 0; d < ranks; ++d) request.devices.push_back(d);
+  request.problem.elements = 256;
+  request.problem.dtype = dtype;
+  request.problem.op = op;
+  request.kernel = kernel;
+  request.detailed_bursts = true;
+  return request;
+}
+
+// Each rank of the mesh adds its peers in an order of its own; at 256 ranks FP16 sums of inputs
+// in [-2, 2) rounded differently on some (0.797 and 0.813 for 0.766) and failed the golden.
+TEST(Golden, Fp16MeshSumOver256RanksMatchesTheGolden) {
+  const RunResult result = run_allreduce(ring8_request(256, DType::FP16, ReduceOp::Sum, "mesh"));
+  ASSERT_TRUE(result.completed) << result.failure;
+  ASSERT_TRUE(result.checked);
+  EXPECT_EQ(result.mismatch_count, 0u);
+  EXPECT_DOUBLE_EQ(result.rtol, 1e-2);
+}
+
+// A product of 256 FP16 values rounds 255 times: its tolerance grows by a unit roundoff each.
+TEST(Golden, Fp16ProductOver256RanksIsCheckedWithItsRoundings) {
+  const RunResult result = run_allreduce(ring8_request(256, DType::FP16, ReduceOp::Prod, "mesh"));
+  ASSERT_TRUE(result.completed) << result.failure;
+  ASSERT_TRUE(result.checked);
+  EXPECT_EQ(result.mismatch_count, 0u);
+  EXPECT_DOUBLE_EQ(result.rtol, 1e-2 + 255 * 0x1p-11);
 }
 
 }  // namespace

@@ -268,6 +268,18 @@ TEST(Cli, HelpListsSubcommandsEveryPlatformAndTheSelectedPlatformsValues) {
       << calibrated.out;
 }
 
+// An editor's byte order mark before the first section is not part of its name.
+TEST(Cli, ConfigFileMayStartWithAByteOrderMark) {
+  const TempFile ini(".ini");
+  std::ofstream(ini.path()) << "\xEF\xBB\xBF[platform]\nname = marked\ntopology = switch\n"
+                               "devices = 16\n";
+  const Invocation run = run_cli("-p " + ini.path() + " -k mesh -q");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const Invocation shown = run_cli("-p " + ini.path() + " --print-config");
+  EXPECT_NE(shown.out.find("name = marked"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("topology = switch"), std::string::npos) << shown.out;
+}
+
 TEST(Cli, PrintConfigKeepsEveryValuesSourceTag) {
   const Invocation run = run_cli("-p a2a3 --print-config --link.latency_ns 900");
   EXPECT_EQ(run.exit_code, 0) << run.err;

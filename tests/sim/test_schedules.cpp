@@ -333,8 +333,10 @@ TEST(GuardEstimate, ChargesTheTimelineTraceOfTheDevicesAndLinksShown) {
   args.insert(args.end(), {"--trace-devices", "0,1"});
   const MemoryEstimate two = guard_view(args).estimate;
   EXPECT_EQ(two.timeline, 397824u);
-  // 1152 B of cells (the hand ring's 6 a rank, 48 B with records) and 384 KiB of device models.
-  EXPECT_EQ(two.total(), 397824u + 32 * 216 + 1152 + (384u << 10));
+  // 1152 B of cells (the hand ring's 6 a rank, 48 B with records), two paths a rank (from its
+  // left neighbour, to its right one) at 256 B, and 384 KiB of device models.
+  EXPECT_EQ(two.routes, 4u * 2 * 256);
+  EXPECT_EQ(two.total(), 397824u + 32 * 216 + 1152 + 2048 + (384u << 10));
 }
 
 // A trace is refused under a limit just below its estimate, naming the timeline's part and the
@@ -343,15 +345,15 @@ TEST(GuardEstimate, RefusesATimelineTraceOverTheLimit) {
   ScratchDir dir;
   std::vector<std::string> args = kTracedRing;
   args.insert(args.end(), {dir / "run.json", "--trace-devices", "0,1", "--memory-limit"});
-  const std::uint64_t estimate = 397824u + 32 * 216 + 1152 + (384u << 10);  // 780.38 KiB
+  const std::uint64_t estimate = 397824u + 32 * 216 + 1152 + 2048 + (384u << 10);  // 782.38 KiB
   args.push_back(std::to_string(estimate - 1));
   const auto below = run_binary(args);
   EXPECT_EQ(below.exit_code, 2);
-  EXPECT_NE(below.err.find("needs more than 780.38 KiB of host memory (global memory 0.00 B, "
-                           "signal cells more than 1.12 KiB, records more than 6.75 KiB, "
-                           "timeline trace more than 388.50 KiB, device models 384.00 KiB), "
-                           "more than the memory limit of 780.37 KiB; use a smaller --size, or "
-                           "a larger --memory-limit\n"),
+  EXPECT_NE(below.err.find("needs more than 782.38 KiB of host memory (global memory 0.00 B, "
+                           "signal cells more than 1.12 KiB, routes more than 2.00 KiB, records "
+                           "more than 6.75 KiB, timeline trace more than 388.50 KiB, device "
+                           "models 384.00 KiB), more than the memory limit of 782.37 KiB; use a "
+                           "smaller --size, or a larger --memory-limit\n"),
             std::string::npos)
       << below.err;
   EXPECT_FALSE(std::ifstream(dir / "run.json").good());

@@ -294,6 +294,16 @@ TEST(Vcd, DevicesShownMustTakePartAndNeedTheVcd) {
   EXPECT_FALSE(std::ifstream(dir / "w.vcd").good());
 }
 
+// `all` shows every device taking part, as leaving --vcd-devices out does, not the platform's.
+TEST(Vcd, AllDevicesShownAreThoseTakingPart) {
+  ScratchDir dir;
+  const auto all = run_binary({"-d", "2-5", "--vcd", dir / "all.vcd", "--vcd-devices", "all"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  const auto plain = run_binary({"-d", "2-5", "--vcd", dir / "plain.vcd"});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(read_file(dir / "all.vcd"), read_file(dir / "plain.vcd"));
+}
+
 // The memory guard charges the VCD for the devices it shows, from the operations each rank's
 // body asks for. The ring at P = 64, 64 KiB a rank (1 KiB chunks and tiles), per rank: 128
 // rounds; 571 transfers of 1 KiB (stage-in and stage-out 64 loads and 64 stores each, 63 RS
