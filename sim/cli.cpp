@@ -323,11 +323,11 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "vcd", po::value<std::string>(),
       "write a VCD waveform (1 ns unit) to FILE, and a GTKWave save file beside it (.gtkw)")(
       "vcd-devices", po::value<std::string>(),
-      "the devices --vcd shows (same list syntax as -d); default: all that take part")(
+      "the devices --vcd shows (same list syntax as -d; all, the default: all that take part)")(
       "trace", po::value<std::string>(),
       "write a timeline (Chrome Trace Event JSON, opens in ui.perfetto.dev) to FILE")(
       "trace-devices", po::value<std::string>(),
-      "the devices --trace shows (same list syntax as -d); default: all that take part")(
+      "the devices --trace shows (same list syntax as -d; all, the default: all that take part)")(
       "explain", "print the critical path step by step, across ranks")(
       "dump-schedule", po::value<std::string>(), "write every rank's executed operations to FILE")(
       "dump-schedule-times", "start every line of the schedule dump with its issue time (ns)")(
@@ -455,6 +455,12 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   }
   std::string vcd_path;
   std::string gtkw_path;
+  // Bad input: the message, exit code 2, and no waveform left half made.
+  const auto refuse = [&](const std::string& message) {
+    for (const std::string& path : {vcd_path, gtkw_path}) remove_output(path);
+    err << "allreduce-sim: error: " << message << "\n";
+    return 2;
+  };
   try {
     const CommandLine command = parse_run_request(argc, argv);
     if (command.action != CommandLine::Action::Run) {
@@ -465,6 +471,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     vcd_path = request.vcd_path;
     gtkw_path = command.gtkw_path;
     const RunResult result = run_allreduce(request);
+    if (!result.refused.empty()) return refuse(result.refused);
     print_report(out, result, command.report);
     if (!command.json_path.empty()) {
       write_file(command.json_path, [&result](std::ostream& json) { write_json(json, result); });
@@ -476,15 +483,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     }
     return result.completed && (result.correct || !result.checked) ? 0 : 1;
   } catch (const InputError& e) {
-    for (const std::string& path : {vcd_path, gtkw_path}) remove_output(path);
-    err << "allreduce-sim: error: " << e.what() << "\n";
-    return 2;
+    return refuse(e.what());
   } catch (const std::bad_alloc&) {
     // The memory guard's estimate fell short of what the run really took.
-    for (const std::string& path : {vcd_path, gtkw_path}) remove_output(path);
-    err << "allreduce-sim: error: out of memory; lower --memory-limit or --size, or use "
-           "--timing-only\n";
-    return 2;
+    return refuse("out of memory; lower --memory-limit or --size, or use --timing-only");
   }
 }
 

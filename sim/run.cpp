@@ -58,8 +58,8 @@ void check_problem(const RunRequest& request) {
 
 // A fault at an index its rank never reached leaves the run as if it had not been asked for:
 // refused once the rank has finished and its counts are known (a rank blocked earlier may
-// simply not have got there).
-void check_faults_applied(const RunRequest& request, const RunResult& result) {
+// simply not have got there). Returns the refusal, or "".
+std::string unapplied_fault(const RunRequest& request, const RunResult& result) {
   const bool blocks = !result.blocks.empty();
   for (const Fault& fault : request.faults) {
     if (fault.kind == Fault::Kind::Stall) continue;
@@ -73,10 +73,11 @@ void check_faults_applied(const RunRequest& request, const RunResult& result) {
     }
     if (!finished || fault.index < made) continue;
     const std::string what = waits ? " waits" : " notifies";
-    throw InputError("--fault " + to_string(fault) + ": rank " + std::to_string(fault.rank) +
-                     (blocks ? "'s blocks each made at most " : " made ") + std::to_string(made) +
-                     what + " (INDEX counts them from 0), so the fault " + "never applied");
+    return "--fault " + to_string(fault) + ": rank " + std::to_string(fault.rank) +
+           (blocks ? "'s blocks each made at most " : " made ") + std::to_string(made) + what +
+           " (INDEX counts them from 0), so the fault never applied";
   }
+  return "";
 }
 
 // A rank's input, output, windows and signals must fit its device's memory. Checked here rather
@@ -403,7 +404,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (vcd) vcd->close();
+  if (vcd) result.refused = vcd->close();
 
   if (outcome.whole_transfers_conflicted) {
     if (meeting != nullptr) {
@@ -450,7 +451,8 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
     }
     if (platform.blocks() > 1) result.ranks.push_back(sum_blocks(result.blocks, r));
   }
-  check_faults_applied(request, result);
+  if (result.refused.empty()) result.refused = unapplied_fault(request, result);
+  if (!result.refused.empty()) return result;
   const std::uint64_t burst = request.platform.dma_burst_bytes;
   for (const RankStats& s : result.ranks) result.simulated_operations += s.bursts(burst);
   if (result.completed) {

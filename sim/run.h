@@ -68,7 +68,12 @@ struct RunResult {
   bool completed = false;
   bool checked = false;  // a golden comparison was made
   bool correct = false;
-  std::string failure;               // deadlock, timeout or error report when not completed
+  std::string failure;  // deadlock, timeout or error report when not completed
+  // Bad input found only once the simulation has run (a fault its rank never reached, an
+  // output that could not be written): the command ends with it and exit code 2. Returned, not
+  // thrown: an exception unwinding the frames SystemC's coroutines ran beside trips
+  // AddressSanitizer (see .ci/run).
+  std::string refused;
   std::vector<Mismatch> mismatches;  // the first few
   std::uint64_t mismatch_count = 0;
   // Every signal cell of every rank is zero after the run; the builtins promise it (their

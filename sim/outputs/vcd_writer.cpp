@@ -66,12 +66,7 @@ VcdWriter::VcdWriter(const std::string& path, const std::vector<int>& devices,
 }
 
 VcdWriter::~VcdWriter() {
-  if (closed_) return;
-  try {
-    close();
-  } catch (const InputError&) {
-    // Unwinding from an error already reported: the command removes the files.
-  }
+  if (!closed_) close();  // unwinding from an error the command reports; it removes the files
 }
 
 int VcdWriter::declare(const std::string& scope, const std::string& name, int width, Kind kind) {
@@ -169,7 +164,7 @@ void VcdWriter::settle_vars() {
   }
 }
 
-void VcdWriter::close() {
+std::string VcdWriter::close() {
   closed_ = true;
   // Text variables start narrow; the names they carry decide their width.
   for (Var& var : vars_) {
@@ -220,13 +215,13 @@ void VcdWriter::close() {
     }
   }
   out_.close();
-  if (!out_) throw InputError("--vcd: cannot write " + path_);
+  if (!out_) return "--vcd: cannot write " + path_;
   const std::string gtkw_path = gtkw_path_for(path_);
-  if (gtkw_path.empty()) return;
+  if (gtkw_path.empty()) return "";
   std::ofstream gtkw(gtkw_path, std::ios::trunc);
   gtkw << gtkw_text();
   gtkw.close();
-  if (!gtkw) throw InputError("--vcd: cannot write its GTKWave save file " + gtkw_path);
+  return gtkw ? "" : "--vcd: cannot write its GTKWave save file " + gtkw_path;
 }
 
 // GTKWave flags (its savefile format): right-justified binary for a bit, decimal for a number,

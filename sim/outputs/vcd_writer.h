@@ -32,9 +32,9 @@ class VcdWriter : public TraceSink {
   void record_text(int var, std::uint64_t time_ps, const std::string& text) override;
   bool shows(int device) const override;
 
-  // Sorts the changes and writes the VCD and its save file (gtkw_path_for); throws InputError
-  // when either cannot be written.
-  void close();
+  // Sorts the changes and writes the VCD and its save file (gtkw_path_for); returns why either
+  // could not be written, or "".
+  std::string close();
 
  private:
   struct Var {

@@ -28,6 +28,10 @@ struct Child {
   int status = 0;
   try {
     run.result = run_allreduce(request);
+    if (!run.result.refused.empty()) {
+      run.error = run.result.refused;
+      status = 2;
+    }
   } catch (const std::exception& e) {
     run.error = e.what();
     status = 2;

@@ -341,13 +341,13 @@ MeasuredData read_measurements(const std::string& path) {
     }
     const double ranks = parse_number(fields[column["P"]], "P", at);
     if (ranks < 2 || ranks > 4096 || ranks != std::floor(ranks)) {
-      throw InputError(at + ": P " + fields[column["P"]] + " is not a rank count of 2 or more");
+      throw InputError(at + ": P " + fields[column["P"]] + " is not a rank count from 2 to 4096");
     }
     point.ranks = static_cast<int>(ranks);
     const double bytes = parse_number(fields[column["payload_bytes"]], "payload_bytes", at);
     if (bytes < 4 || bytes > 1e12 || bytes != std::floor(bytes) || std::fmod(bytes, 4) != 0) {
       throw InputError(at + ": payload_bytes " + fields[column["payload_bytes"]] +
-                       " is not a positive whole number of FP32 elements");
+                       " is not a positive whole number of FP32 elements up to 1e12 bytes");
     }
     point.payload_bytes = static_cast<std::uint64_t>(bytes);
     if (column.count("core_num") > 0) {

@@ -350,6 +350,13 @@ std::string crossover_text(const std::vector<const Point*>& mesh,
 void print_crossovers(std::ostream& out, const std::vector<Point>& points,
                       const std::vector<Point>& ideal_points, const std::vector<int>& ranks,
                       const std::vector<std::uint64_t>& sizes, std::size_t element) {
+  const auto swept = [&](const char* kernel) {
+    return std::any_of(points.begin(), points.end(),
+                       [&](const Point& p) { return p.kernel == kernel; });
+  };
+  // Only where the sweep has a pair to compare.
+  if (!(swept("mesh") && swept("ring")) && !(swept("builtin_mesh") && swept("builtin_ring")))
+    return;
   out << "\nCrossover: smallest payload from which the ring beats the mesh at every larger size\n"
       << "by more than " << std::fixed << std::setprecision(0) << kCrossoverTiePercent
       << " % (closer is a tie); [the margin there, and one size below]\n"
@@ -409,10 +416,12 @@ void print_fastest(std::ostream& out, const std::vector<Point>& points,
                    const std::vector<int>& ranks, const std::vector<std::uint64_t>& sizes,
                    std::size_t element) {
   const std::vector<std::string> contenders = {"ring", "rhd", "hierarchical", "hierarchical/rhd"};
-  const bool any = std::any_of(points.begin(), points.end(), [&](const Point& p) {
-    return std::find(contenders.begin(), contenders.end(), p.kernel) != contenders.end();
+  // Only where the sweep has two of them to compare.
+  const auto swept = std::count_if(contenders.begin(), contenders.end(), [&](const auto& name) {
+    return std::any_of(points.begin(), points.end(),
+                       [&](const Point& p) { return p.kernel == name; });
   });
-  if (!any) return;
+  if (swept < 2) return;
   out << "\nFastest of ring, rhd and hierarchical (/rhd: --inter rhd) per P and size (simulated; "
          "cards):\n";
   for (int p : ranks) {
