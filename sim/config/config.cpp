@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
+#include <type_traits>
 
 #include "kernels/api.h"
 #include "kernels/registry.h"
@@ -49,13 +51,29 @@ void require(bool ok, const std::string& key, const std::string& what, const std
   if (!ok) throw InputError("config key '" + key + "' = " + value + ": " + what);
 }
 
+// Boost reads "-1" into an unsigned field as 2^64 - 1, which no range check can tell from a
+// huge value: a sign on an unsigned key is refused as any other word not of its type is.
+template <typename Field>
+class NumberValue : public po::typed_value<Field> {
+ public:
+  explicit NumberValue(Field* field) : po::typed_value<Field>(field) {}
+  void xparse(boost::any& value, const std::vector<std::string>& tokens) const override {
+    for (const std::string& token : tokens) {
+      if (std::is_unsigned_v<Field> && token.find('-') != std::string::npos) {
+        throw po::invalid_option_value(token);
+      }
+    }
+    po::typed_value<Field>::xparse(value, tokens);
+  }
+};
+
 template <typename Field>
 Key number(const char* name, const char* help, Field PlatformConfig::*field, double minimum,
            double maximum, bool positive) {
   return {name, help,
           [name, help, field](po::options_description& d, PlatformConfig& c) {
             d.add_options()(name,
-                            po::value<Field>(&(c.*field))
+                            (new NumberValue<Field>(&(c.*field)))
                                 ->default_value(c.*field, format(static_cast<double>(c.*field))),
                             help);
           },
@@ -420,7 +438,18 @@ std::string read_checked(std::istream& file, const std::string& origin) {
   for (int number = 1; std::getline(file, line); ++number) {
     // The byte order mark an editor may put first, which Boost would take for part of a key.
     if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
-    reject_placeholder(line, "config file " + origin + " line " + std::to_string(number));
+    const std::string where = "config file " + origin + " line " + std::to_string(number);
+    // Random bytes or a binary named by mistake would otherwise be echoed back in an error.
+    const auto control = std::find_if(line.begin(), line.end(), [](unsigned char c) {
+      return (c < 0x20 && c != '\t' && c != '\r') || c == 0x7f;
+    });
+    if (control != line.end()) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(*control));
+      throw InputError(where + " is not text (byte " + byte + " at column " +
+                       std::to_string(control - line.begin() + 1) + ")");
+    }
+    reject_placeholder(line, where);
     text << line << "\n";
   }
   return text.str();

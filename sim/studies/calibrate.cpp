@@ -360,8 +360,11 @@ MeasuredData read_measurements(const std::string& path) {
     }
     if (column.count("codegen") > 0) point.codegen = fields[column["codegen"]];
     point.device_us = parse_number(fields[column["device_us"]], "device_us", at);
-    if (!(point.device_us > 0)) {
-      throw InputError(at + ": device_us " + fields[column["device_us"]] + " must be positive");
+    // No device time is shorter than a nanosecond or longer than an hour; outside that range a
+    // point is a unit or typing mistake, and its error would swamp every average.
+    if (!(point.device_us >= 1e-3 && point.device_us <= 3.6e9)) {
+      throw InputError(at + ": device_us " + fields[column["device_us"]] +
+                       " is not a time from 0.001 us (1 ns) to 3.6e9 us (an hour)");
     }
     data.points.push_back(point);
   }

@@ -152,6 +152,7 @@ TEST(Calibrate, BadCsvIsAClearErrorWithExitTwo) {
       {"no-device-column.csv", "no 'device_us' column"},
       {"non-numeric.csv", "device_us 'fast' is not a number"},
       {"unknown-kernel.csv", "unknown kernel 'tree'"},
+      {"absurd-time.csv", "device_us 1e-300 is not a time from 0.001 us (1 ns) to 3.6e9 us"},
       {"empty.csv", "has no header line"},
       {"missing-file.csv", "no such file"},
   };
