@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <tuple>
@@ -525,6 +526,25 @@ TransferRecord transfer_of(const RunResult& result, const PathStep& step) {
   return unit(result, step.rank, step.block).transfer_records[static_cast<std::size_t>(step.ref)];
 }
 
+namespace {
+
+// The transfer the queue ran just before transfer `ticket`, if that one waited for it. A
+// rank's queues take its transfers in ticket order, so it is the latest earlier ticket on the
+// same queue, and the queue took `x` the moment that one's last burst left.
+std::optional<std::size_t> queue_predecessor(const RankStats& s, std::size_t ticket,
+                                             const TransferRecord& x) {
+  if (x.start_ps <= x.submit_ps) return std::nullopt;
+  for (std::size_t i = ticket; i-- > 0;) {
+    const TransferRecord before = s.transfer_records[i];
+    if (before.queue != x.queue) continue;
+    if (before.left_ps == x.start_ps) return i;
+    break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 CriticalPath critical_path(const RunResult& result) {
   CriticalPath path;
   // With core_num > 1 the path walks blocks: index rank * blocks + block.
@@ -580,27 +600,37 @@ CriticalPath critical_path(const RunResult& result) {
         add(Kind::Setup, span.round, span.start_ps, end);
         break;
       case CoreSpan::Kind::Transfer: {
-        // The transfer's life, latest stretch first: latency, held, streaming, set-up, queue.
-        const TransferRecord x = s.transfer_records[span.ref];
-        const std::uint64_t landed_from = x.finish_ps - x.latency_ps;
-        const std::uint64_t held_from = landed_from - x.held_ps;
-        const std::uint64_t streaming_from = x.start_ps + result.dma_setup_ps;
-        const std::pair<PathStep::Part, std::uint64_t> stretches[] = {
-            {PathStep::Part::Latency, landed_from},
-            {PathStep::Part::Held, held_from},
-            {PathStep::Part::Streaming, streaming_from},
-            {PathStep::Part::Setup, x.start_ps},
-            {PathStep::Part::QueueWait, x.submit_ps}};
+        // Its landing is what the core waited for, so the path follows the transfer back, as a
+        // released wait follows its notify, and what the core did meanwhile (an earlier pull's
+        // reduce, say) ran beside it, off the path. A transfer that waited for its queue follows
+        // on to the transfer the queue ran before it, up to that one's last burst leaving: a pull
+        // queued behind its rank's earlier pulls waits out their streaming, not their latency.
+        // Stretches, latest first: latency and held (the awaited transfer's), then streaming and
+        // set-up of each transfer the queue ran, then the wait for the queue.
+        TransferRecord x = s.transfer_records[span.ref];
+        std::size_t ref = span.ref;
+        int round = span.round;
         std::uint64_t upto = end;
-        for (const auto& [part, from] : stretches) {
-          const std::uint64_t begin = std::max(from, span.start_ps);
-          if (upto > begin) {
-            push({Kind::Transfer, rank, span.round, begin, upto, static_cast<int>(span.ref), -1, -1,
-                  part});
-            upto = begin;
-          }
+        const auto stretch = [&](PathStep::Part part, std::uint64_t from) {
+          if (upto <= from) return;
+          push({Kind::Transfer, rank, round, from, upto, static_cast<int>(ref), -1, -1, part});
+          upto = from;
+        };
+        const std::uint64_t landed_from = x.finish_ps - x.latency_ps;
+        stretch(PathStep::Part::Latency, landed_from);
+        stretch(PathStep::Part::Held, landed_from - x.held_ps);
+        for (;;) {
+          stretch(PathStep::Part::Streaming, x.start_ps + result.dma_setup_ps);
+          stretch(PathStep::Part::Setup, x.start_ps);
+          const std::optional<std::size_t> before = queue_predecessor(s, ref, x);
+          if (!before || upto <= x.submit_ps) break;
+          ref = *before;
+          x = s.transfer_records[ref];
+          round = x.round >= 0 ? x.round : round;
         }
+        stretch(PathStep::Part::QueueWait, x.submit_ps);
         add(Kind::Unattributed, span.round, span.start_ps, upto);
+        t = std::min(upto, span.start_ps);
         break;
       }
       case CoreSpan::Kind::Reduce:

@@ -159,8 +159,9 @@ const KernelSpec kContended{"contended", "two pulls on one link", false, window_
 // Each lands a path latency later: the request's flight 1500, the data's 1500, the GM read
 // 100: 3100. A is done at 3548, B at 3612. A streams at its queue's rate until 4 x 32 = 128;
 // the link then holds it until 448 (320) because B's bursts share it: "queued behind another
-// flow". Rank 1 syncs A (0 to 3548: streaming 128, held 320, latency 3100) and B (3548 to
-// 3612: the last 64 ns of its latency), then notifies (free) at 3612; the notify lands at
+// flow". Rank 1 syncs A, then B, then notifies (free) at 3612. B's landing is what rank 1
+// waited for last, so the path follows B back to its start: streaming 128, held by the link
+// until 512 (384), latency 3100; A ran beside it, off the path. The notify lands at
 // 3612 + 1500 + 300 = 5412, when rank 0 (poll period 0) sees it: waiting for rank 1 1800.
 TEST(CriticalPath, ContendedLinkHoldsThePathAndIsNamed) {
   PlatformConfig platform = one_ghz_platform();
@@ -179,9 +180,8 @@ TEST(CriticalPath, ContendedLinkHoldsThePathAndIsNamed) {
     return PathStep{K::Transfer, 1, 0, start, end, -1, -1, -1, part};
   };
   expect_steps(path, {transfer(Part::Streaming, 0, 128000),
-                      transfer(Part::Held, 128000, 448000),
-                      transfer(Part::Latency, 448000, 3548000),
-                      transfer(Part::Latency, 3548000, 3612000),
+                      transfer(Part::Held, 128000, 512000),
+                      transfer(Part::Latency, 512000, 3612000),
                       {K::PeerWait, 0, 0, 3612000, 5412000}});
   const auto& pulls = result.ranks[1].transfer_records;
   ASSERT_EQ(pulls.size(), 2u);
@@ -191,6 +191,31 @@ TEST(CriticalPath, ContendedLinkHoldsThePathAndIsNamed) {
   }
   EXPECT_EQ(pulls[0].held_ps, 320000u);
   EXPECT_EQ(pulls[1].held_ps, 384000u);
+}
+
+// The same two pulls on one DMA queue and a link fast enough to hold nothing: A streams over
+// [0, 128] and lands at 128 + 3100 = 3228; B waits for the queue until 128, streams until 256
+// and lands at 3356. The latencies overlap, so the path pays one: A's streaming, which B waited
+// for, B's streaming and B's latency, not A's latency with B's last 128 ns of latency after it.
+TEST(CriticalPath, PullsQueuedBackToBackPayOneLatency) {
+  PlatformConfig platform = one_ghz_platform();
+  platform.dma_queues = 1;
+  platform.dma_remote_bytes_per_cycle = 16;
+  platform.link_bandwidth_GBps = 64;
+  platform.poll_period_cycles = 0;
+  const RunResult result = run_allreduce(two_ranks(kContended, platform));
+  ASSERT_TRUE(result.completed);
+  EXPECT_EQ(result.device_time_ps, 5156000u);
+
+  using K = PathStep::Kind;
+  using Part = PathStep::Part;
+  const auto transfer = [](Part part, std::uint64_t start, std::uint64_t end) {
+    return PathStep{K::Transfer, 1, 0, start, end, -1, -1, -1, part};
+  };
+  expect_steps(critical_path(result), {transfer(Part::Streaming, 0, 128000),
+                                       transfer(Part::Streaming, 128000, 256000),
+                                       transfer(Part::Latency, 256000, 3356000),
+                                       {K::PeerWait, 0, 0, 3356000, 5156000}});
 }
 
 // --- every kernel, through the binary ---
