@@ -65,6 +65,11 @@ void expect_steps(const CriticalPath& path, const std::vector<PathStep>& expecte
   }
 }
 
+// A stretch of rank 1's round-0 transfer, as the two-pull tests below expect it.
+PathStep transfer(PathStep::Part part, std::uint64_t start, std::uint64_t end) {
+  return PathStep{PathStep::Kind::Transfer, 1, 0, start, end, -1, -1, -1, part};
+}
+
 // --- a rank that launches late ---
 
 Layout handshake_layout(const Problem& p) {
@@ -176,9 +181,6 @@ TEST(CriticalPath, ContendedLinkHoldsThePathAndIsNamed) {
   const CriticalPath path = critical_path(result);
   using K = PathStep::Kind;
   using Part = PathStep::Part;
-  const auto transfer = [](Part part, std::uint64_t start, std::uint64_t end) {
-    return PathStep{K::Transfer, 1, 0, start, end, -1, -1, -1, part};
-  };
   expect_steps(path, {transfer(Part::Streaming, 0, 128000),
                       transfer(Part::Held, 128000, 512000),
                       transfer(Part::Latency, 512000, 3612000),
@@ -209,13 +211,14 @@ TEST(CriticalPath, PullsQueuedBackToBackPayOneLatency) {
 
   using K = PathStep::Kind;
   using Part = PathStep::Part;
-  const auto transfer = [](Part part, std::uint64_t start, std::uint64_t end) {
-    return PathStep{K::Transfer, 1, 0, start, end, -1, -1, -1, part};
-  };
-  expect_steps(critical_path(result), {transfer(Part::Streaming, 0, 128000),
-                                       transfer(Part::Streaming, 128000, 256000),
-                                       transfer(Part::Latency, 256000, 3356000),
-                                       {K::PeerWait, 0, 0, 3356000, 5156000}});
+  const CriticalPath path = critical_path(result);
+  expect_steps(path, {transfer(Part::Streaming, 0, 128000),
+                      transfer(Part::Streaming, 128000, 256000),
+                      transfer(Part::Latency, 256000, 3356000),
+                      {K::PeerWait, 0, 0, 3356000, 5156000}});
+  EXPECT_EQ(path.steps[0].ref, 0);  // A's streaming, which B waited for
+  EXPECT_EQ(path.steps[1].ref, 1);
+  EXPECT_EQ(path.steps[2].ref, 1);
 }
 
 // --- every kernel, through the binary ---
