@@ -211,18 +211,18 @@ Interconnect::Crossing Interconnect::cross_links(const Path& p, bool is_read, st
     }
     head = now + delay;
   } else {
-    // The burst enters every link at once; a faster link than the path's slowest is free again
-    // sooner, so flows that together fit its rate (a leaf's uplink) share it without waiting.
+    // Virtual cut-through: the burst's head enters a link as soon as the link before it has
+    // begun to carry the burst and this one is free. A burst that finds a link busy waits in the
+    // switch's buffer while the links behind it serve other flows; holding them idle until
+    // every link was free at once kept a link shared by crossing flows busy a third of the time.
+    // Each link is held at its own rate, so flows that together fit a faster link's rate (a
+    // leaf's uplink) share it without waiting.
     for (BandwidthResource* link : p.links()) {
-      if (link->free_at() > head) {
-        head = link->free_at();
-        held = link->last_flow() != flow ? link : nullptr;
-      }
-    }
-    for (BandwidthResource* link : p.links()) {
-      const sc_time end = link->reserve(head, bytes, flow, claim).end;
-      if (end > tail) {
-        tail = end;
+      const BandwidthResource::Interval slot = link->reserve(head, bytes, flow, claim);
+      if (slot.behind_other_flow && held == nullptr) held = link;
+      head = slot.start;
+      if (slot.end > tail) {
+        tail = slot.end;
         last = link;
       }
     }
