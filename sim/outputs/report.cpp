@@ -63,11 +63,13 @@ void print_sync(std::ostream& out, const RunResult& result, std::size_t shown) {
 
 }  // namespace
 
-// nccl-tests' definitions: algbw = bytes per rank / time; busbw = algbw x 2(P-1)/P for an
-// allreduce (every rank sends and receives 2(P-1)/P of its vector on an ideal ring).
+// nccl-tests' definitions: algbw = bytes per rank / the time of one call; busbw = algbw x
+// 2(P-1)/P for an allreduce (every rank sends and receives 2(P-1)/P of its vector on an ideal
+// ring). With --repeat N the device time spans N calls.
 double algbw_GBps(const RunResult& result) {
+  const Problem& p = result.request.problem;
   return result.device_time_ps == 0 ? 0.0
-                                    : static_cast<double>(result.request.problem.bytes()) * 1000.0 /
+                                    : static_cast<double>(p.bytes()) * p.repeat * 1000.0 /
                                           static_cast<double>(result.device_time_ps);
 }
 
@@ -175,6 +177,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
       << q.platform.dma_queues << " DMA queue" << (q.platform.dma_queues == 1 ? "" : "s")
       << "), P = " << p.ranks << ", " << p.elements << " x " << to_string(p.dtype) << " ("
       << p.bytes() << " B) per rank, op " << to_string(p.op);
+  if (p.repeat > 1) out << ", " << p.repeat << " calls";
   if (p.core_num > 1) out << ", " << p.core_num << " blocks per rank";
   if (!q.platform.codegen.name.empty()) out << ", codegen " << q.platform.codegen.name;
   out << "\n";
@@ -300,7 +303,11 @@ void print_report(std::ostream& out, const RunResult& result, const ReportOption
   if (result.completed) {
     out << "device time: " << result.device_time_ns << " ns\n";
     out << "algbw: " << algbw_GBps(result) << " GB/s, busbw: " << busbw_GBps(result)
-        << " GB/s (bytes per rank / device time; busbw = algbw x 2(P-1)/P)\n";
+        << " GB/s (bytes per rank / "
+        << (result.request.problem.repeat > 1
+                ? "(device time / " + std::to_string(result.request.problem.repeat) + " calls)"
+                : std::string("device time"))
+        << "; busbw = algbw x 2(P-1)/P)\n";
   }
   if (result.completed && !quiet) {
     out << "signal: ";
@@ -371,6 +378,7 @@ void write_json(std::ostream& out, const RunResult& result) {
   j["op"] = to_string(p.op);
   j["elements"] = p.elements;
   j["bytes_per_rank"] = p.bytes();
+  if (p.repeat > 1) j["repeat"] = p.repeat;
   j["dma_queues"] = q.platform.dma_queues;
   if (p.core_num > 1) j["core_num"] = p.core_num;
   if (!q.platform.codegen.name.empty()) j["codegen"] = q.platform.codegen.name;

@@ -272,6 +272,21 @@ TEST_P(EveryKernel, PathPartsSumToTheDeviceTime) {
                    j.at("algbw_GBps").get<double>() * 2 * (p - 1) / p);
 }
 
+// With --repeat the device time spans every call and the bandwidths are per call, as
+// nccl-tests reports them: three calls of 64 KiB in the device time of all three.
+TEST(Bandwidth, RepeatedCallsCountEveryCall) {
+  ScratchDir dir;
+  std::string out;
+  const nlohmann::json j = run_json(
+      {"-p", "a2a3", "-d", "0,1,2,3", "--kernel", "builtin", "--size", "64KiB", "--repeat", "3"},
+      dir, &out);
+  EXPECT_EQ(j.at("repeat"), 3);
+  const double device_ps = j.at("device_time_ns").get<double>() * 1000;
+  EXPECT_NEAR(j.at("algbw_GBps").get<double>(), 3 * 65536.0 * 1000.0 / device_ps, 1e-9);
+  EXPECT_NE(out.find("per rank, op sum, 3 calls\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("(bytes per rank / (device time / 3 calls); "), std::string::npos) << out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Registry, EveryKernel, ::testing::ValuesIn(kernel_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
