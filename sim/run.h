@@ -104,6 +104,13 @@ struct RunResult {
   double tries_wall_seconds = 0;
   double rtol = 0;
   double atol = 0;
+
+  // Every core's records: with core_num > 1 every block of every rank, rank by rank (block b of
+  // rank r at r * blocks_per_rank() + b), else the ranks.
+  const std::vector<RankStats>& units() const { return blocks.empty() ? ranks : blocks; }
+  int blocks_per_rank() const {
+    return blocks.empty() ? 1 : static_cast<int>(blocks.size() / ranks.size());
+  }
 };
 
 // Throws InputError for a problem the platform or kernel cannot take. Call once per process.

@@ -34,21 +34,13 @@ std::string percent_text(std::uint64_t part, std::uint64_t whole) {
   return text;
 }
 
-// The records the path walks: with core_num > 1 every block of every rank (rank by rank),
-// else the ranks.
-const std::vector<RankStats>& units(const RunResult& result) {
-  return result.blocks.empty() ? result.ranks : result.blocks;
-}
-int blocks_per_rank(const RunResult& result) {
-  return result.blocks.empty() ? 1 : static_cast<int>(result.blocks.size() / result.ranks.size());
-}
 const RankStats& unit(const RunResult& result, int rank, int block) {
-  return units(result)[static_cast<std::size_t>(rank * blocks_per_rank(result) + block)];
+  return result.units()[static_cast<std::size_t>(rank * result.blocks_per_rank() + block)];
 }
 // "rank 3", or "rank 3 block 5" when ranks run several blocks.
 std::string who(const RunResult& result, int rank, int block) {
   return "rank " + std::to_string(rank) +
-         (blocks_per_rank(result) > 1 ? " block " + std::to_string(block) : "");
+         (result.blocks_per_rank() > 1 ? " block " + std::to_string(block) : "");
 }
 
 std::string phase_of(const RunResult& result, int rank, int round) {
@@ -173,9 +165,9 @@ PathSummary summarise(const RunResult& result, const CriticalPath& path) {
       if (step.part == PathStep::Part::Held)
         share.places.insert(result.resources.at(static_cast<std::size_t>(t.limit.resource)).place);
       if (!key.empty()) summary.keys[key].ps += span;
-      if (step.rank * blocks_per_rank(result) + step.block == last_rank && step.ref == last_ref)
+      if (step.rank * result.blocks_per_rank() + step.block == last_rank && step.ref == last_ref)
         continue;
-      last_rank = step.rank * blocks_per_rank(result) + step.block;
+      last_rank = step.rank * result.blocks_per_rank() + step.block;
       last_ref = step.ref;
       ++summary.transfers;
       if (t.op == TransferRecord::Op::RemoteLoad || t.op == TransferRecord::Op::RemoteStore) {
@@ -290,7 +282,7 @@ std::vector<RoundLimits> round_limits(const RunResult& result) {
     std::vector<Class> classes;  // a handful: linear search beats a map
   };
   std::map<int, Round> rounds;
-  for (const RankStats& s : units(result)) {
+  for (const RankStats& s : result.units()) {
     auto entry = rounds.end();
     for (const TransferRecord t : s.transfer_records) {
       // A rank's transfers come round by round: the round's entry is most often the last one.
@@ -548,8 +540,8 @@ std::optional<std::size_t> queue_predecessor(const RankStats& s, std::size_t tic
 CriticalPath critical_path(const RunResult& result) {
   CriticalPath path;
   // With core_num > 1 the path walks blocks: index rank * blocks + block.
-  const auto& ranks = units(result);
-  const int blocks = blocks_per_rank(result);
+  const auto& ranks = result.units();
+  const int blocks = result.blocks_per_rank();
   if (!result.completed || ranks.empty()) return path;
   std::uint64_t first_start = UINT64_MAX;
   int rank = 0;
@@ -831,7 +823,7 @@ void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {
   ordered_json& cp = json["critical_path"];
   cp["device_time_ps"] = path.device_time_ps;
   cp["end_rank"] = path.end_rank;
-  if (blocks_per_rank(result) > 1) cp["end_block"] = path.end_block;
+  if (result.blocks_per_rank() > 1) cp["end_block"] = path.end_block;
   cp["parts"] = ordered_json::array();
   for (const Kind kind : kParts) {
     const std::uint64_t ps = summary.parts[part_index(kind)];
@@ -859,11 +851,11 @@ void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {
                       {"round", step.round},
                       {"start_ps", step.start_ps},
                       {"end_ps", step.end_ps}};
-    if (blocks_per_rank(result) > 1) s["block"] = step.block;
+    if (result.blocks_per_rank() > 1) s["block"] = step.block;
     if (step.kind == Kind::PeerWait) {
       s["peer"] = step.peer;
       s["peer_round"] = step.peer_round;
-      if (blocks_per_rank(result) > 1) s["peer_block"] = step.peer_block;
+      if (result.blocks_per_rank() > 1) s["peer_block"] = step.peer_block;
     }
     if (step.kind == Kind::Transfer) {
       const TransferRecord t = transfer_of(result, step);

@@ -18,11 +18,6 @@ double ps_to_ns(std::uint64_t ps) {
   return static_cast<double>(ps) / 1000.0;
 }
 
-// The records the round tables show: every block's with core_num > 1, else every rank's.
-const std::vector<RankStats>& round_owners(const RunResult& result) {
-  return result.blocks.empty() ? result.ranks : result.blocks;
-}
-
 // "R" for a rank, "R.B" for block B of rank R when the run has blocks.
 std::string owner_label(const RunResult& result, const RankStats& s) {
   return std::to_string(s.rank) + (result.blocks.empty() ? "" : "." + std::to_string(s.block));
@@ -45,7 +40,7 @@ void print_blocks(std::ostream& out, const RunResult& result) {
 void print_sync(std::ostream& out, const RunResult& result, std::size_t shown) {
   out << "\nsync instructions (codegen " << result.request.platform.codegen.name << ")\n"
       << "rank  round  instruction       count        time_ns\n";
-  const std::vector<RankStats>& owners = round_owners(result);
+  const std::vector<RankStats>& owners = result.units();
   for (std::size_t owner = 0; owner < shown && owner < owners.size(); ++owner) {
     const RankStats& s = owners[owner];
     for (std::size_t i = 0; i < s.sync.size() && i < s.rounds.size(); ++i) {
@@ -147,7 +142,7 @@ void print_ranks(std::ostream& out, const RunResult& result, const ReportOptions
 
 // A row of the round table: rounds[first..last] of one owner (a rank, or a block).
 struct RoundRow {
-  std::size_t owner;  // in round_owners
+  std::size_t owner;  // in RunResult::units()
   std::size_t first;
   std::size_t last;
 };
@@ -191,7 +186,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
   print_ranks(out, result, options);
   if (!result.blocks.empty()) print_blocks(out, result);
   // The phase column is as wide as the longest phase name, so no name shifts the columns.
-  const std::vector<RankStats>& owners = round_owners(result);
+  const std::vector<RankStats>& owners = result.units();
   std::size_t phase_width = std::string("phase").size();
   for (const RankStats& s : owners) {
     for (std::size_t i = 0; i < s.round_count(); ++i)
@@ -436,7 +431,7 @@ void write_json(std::ostream& out, const RunResult& result) {
   const std::size_t at = document.find(empty_rounds) + empty_rounds.size() - 1;
   out.write(document.data(), static_cast<std::streamsize>(at));
   bool first = true;
-  for (const RankStats& s : round_owners(result)) {
+  for (const RankStats& s : result.units()) {
     for (std::size_t i = 0; i < s.rounds.size(); ++i) {
       std::string round = round_json(result, s, i).dump(2);
       for (std::size_t at = round.find('\n'); at != std::string::npos;

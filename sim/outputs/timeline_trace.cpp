@@ -16,6 +16,9 @@ namespace {
 constexpr int kCoreTid = 1;  // tid of the core within a device's process
 constexpr int kQueueTid = 10;
 constexpr int kLinkTid = 1000;
+// With core_num > 1, block b's core and DMA queues: a range of tids each, past the links'.
+constexpr int kBlockTid = 1000000;
+constexpr int kTidsPerBlock = 2048;  // the core, then dma.queues (at most 1024) queues
 constexpr int kCriticalPid = 100000;
 constexpr int kSwitchPid = 100001;  // links that start at a switch (leafL, spineS, nodeN)
 
@@ -123,12 +126,16 @@ int TimelineTrace::declare(const std::string& scope, const std::string& name, in
       head.find_first_not_of("0123456789", 3) == std::string::npos) {
     device = std::stoi(head.substr(3));
   }
-  // Queues and the core come from the run's records, which carry more than their flags.
-  const bool from_records = part == "dma" || part == "core";
+  // Queues and the cores come from the run's records, which carry more than their flags
+  // ("dma", "core", or "dma3", "core3" for block 3 when ranks run several).
+  const std::size_t digits = part.find_first_of("0123456789");
+  const std::string unit = part.substr(0, digits);
+  const bool from_records = unit == "dma" || unit == "core";
   if ((device < 0 || shows(device)) && !from_records) {
     var.pid = device >= 0 ? device : kSwitchPid;
-    if (part == "ub") {
-      var.name = "UB bytes in use";
+    if (unit == "ub") {
+      var.name = "UB bytes in use" +
+                 (digits == std::string::npos ? "" : " (block " + part.substr(digits) + ")");
     } else if (part == "signal") {
       var.name = "signal " + name;
     } else if (kind == Kind::Flag) {
@@ -158,54 +165,65 @@ void TimelineTrace::write(const RunResult& result, std::ostream& out) const {
     return name + "[" + std::to_string(row) + "," + std::to_string(col) + "]";
   };
 
-  // Flow ids: one per notify that released a blocked wait, both ends shown.
-  std::map<std::pair<int, std::uint32_t>, int> flow_of_notify;
-  std::vector<std::vector<int>> flow_of_wait(result.ranks.size());
-  for (std::size_t r = 0; r < result.ranks.size(); ++r) {
-    const RankStats& s = result.ranks[r];
+  // Flow ids: one per notify that released a blocked wait, both ends shown. Notifies are
+  // keyed by the core (RunResult::units) that made them.
+  const std::vector<RankStats>& units = result.units();
+  const int blocks = result.blocks_per_rank();
+  std::map<std::pair<std::size_t, std::uint32_t>, int> flow_of_notify;
+  std::vector<std::vector<int>> flow_of_wait(units.size());
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const RankStats& s = units[u];
     for (const WaitLink& w : s.wait_links) {
       int id = -1;
       if (w.blocked && w.released_by.rank >= 0 && shows(s.device) &&
           shows(result.ranks[static_cast<std::size_t>(w.released_by.rank)].device)) {
         id = static_cast<int>(flow_of_notify.size()) + 1;
-        if (!flow_of_notify.emplace(std::pair{w.released_by.rank, w.released_by.index}, id).second)
+        const std::size_t by =
+            static_cast<std::size_t>(w.released_by.rank * blocks + w.released_by.block);
+        if (!flow_of_notify.emplace(std::pair{by, w.released_by.index}, id).second)
           id = -1;  // one arrow per notify
       }
-      flow_of_wait[r].push_back(id);
+      flow_of_wait[u].push_back(id);
     }
   }
 
-  for (std::size_t r = 0; r < result.ranks.size(); ++r) {
-    const RankStats& s = result.ranks[r];
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const RankStats& s = units[u];
     if (!shows(s.device)) continue;
     const int pid = s.device;
-    events.metadata(pid, -1, "name",
-                    "device " + std::to_string(s.device) + " (rank " + std::to_string(s.rank) + ")",
-                    pid);
-    events.metadata(pid, kCoreTid, "name", "core", 0);
+    // One core and its queues, or with blocks each block's apart.
+    const int core_tid = blocks == 1 ? kCoreTid : kBlockTid + s.block * kTidsPerBlock;
+    const int queue_tid = blocks == 1 ? kQueueTid : core_tid + 1;
+    const std::string of_block = blocks == 1 ? "" : " (block " + std::to_string(s.block) + ")";
+    if (s.block == 0) {
+      events.metadata(
+          pid, -1, "name",
+          "device " + std::to_string(s.device) + " (rank " + std::to_string(s.rank) + ")", pid);
+    }
+    events.metadata(pid, core_tid, "name", "core" + of_block, blocks == 1 ? 0 : core_tid);
     const std::uint64_t end_ps = s.finished        ? s.finish_ps
                                  : s.spans.empty() ? s.start_ps
                                                    : s.spans.back().end_ps;
     for (std::size_t i = 0; i < s.rounds.size(); ++i) {
       const RoundRecord& round = s.rounds[i];
       const std::uint64_t round_end = i + 1 < s.rounds.size() ? s.rounds[i + 1].start_ps : end_ps;
-      events.slice(pid, kCoreTid, round.start_ps, round_end, round.phase, "round",
+      events.slice(pid, core_tid, round.start_ps, round_end, round.phase, "round",
                    "\"round\":" + std::to_string(round.round));
     }
     for (const CoreSpan span : s.spans) {
       if (span.kind == CoreSpan::Kind::Setup) {
-        events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "set-up", "core", "");
+        events.slice(pid, core_tid, span.start_ps, span.end_ps, "set-up", "core", "");
       } else if (span.kind == CoreSpan::Kind::Reduce) {
-        events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "reduce", "core", "");
+        events.slice(pid, core_tid, span.start_ps, span.end_ps, "reduce", "core", "");
       } else if (span.kind == CoreSpan::Kind::Transfer) {
-        events.slice(pid, kCoreTid, span.start_ps, span.end_ps, "wait for DMA", "core",
+        events.slice(pid, core_tid, span.start_ps, span.end_ps, "wait for DMA", "core",
                      "\"transfer\":" + std::to_string(span.ref));
       }
     }
     for (std::size_t n = 0; n < s.notify_records.size(); ++n) {
       const NotifyRecord& note = s.notify_records[n];
-      const auto flow = flow_of_notify.find({s.rank, static_cast<std::uint32_t>(n)});
-      events.slice(pid, kCoreTid, note.start_ps, note.end_ps, "notify", "sync",
+      const auto flow = flow_of_notify.find({u, static_cast<std::uint32_t>(n)});
+      events.slice(pid, core_tid, note.start_ps, note.end_ps, "notify", "sync",
                    "\"peer\":" + std::to_string(note.peer) +
                        ",\"cell\":" + quoted(signal_cell(note.signal, note.row, note.col)) +
                        ",\"value\":" + std::to_string(note.value) +
@@ -217,7 +235,7 @@ void TimelineTrace::write(const RunResult& result, std::ostream& out) const {
     for (std::size_t w = 0; w < s.wait_records.size(); ++w) {
       const WaitRecord& wait = s.wait_records[w];
       const WaitLink& link = s.wait_links[w];
-      const int flow = flow_of_wait[r][w];
+      const int flow = flow_of_wait[u][w];
       std::string args = "\"cell\":" + quoted(signal_cell(wait.signal, wait.row, wait.col)) +
                          ",\"expected\":" + std::to_string(wait.expected) +
                          ",\"seen\":" + std::to_string(wait.seen) +
@@ -226,18 +244,19 @@ void TimelineTrace::write(const RunResult& result, std::ostream& out) const {
         args += ",\"released_by_rank\":" + std::to_string(link.released_by.rank) +
                 ",\"landed_us\":" + us(to_ns(wait.landed_ps));
       }
-      events.slice(pid, kCoreTid, wait.start_ps, wait.end_ps, "wait", "sync", args,
+      events.slice(pid, core_tid, wait.start_ps, wait.end_ps, "wait", "sync", args,
                    flow < 0 ? "" : ",\"bind_id\":" + std::to_string(flow) + ",\"flow_in\":true");
     }
     std::vector<bool> queue_named;
     for (std::size_t t = 0; t < s.transfer_records.size(); ++t) {
       const TransferRecord transfer = s.transfer_records[t];
       if (transfer.queue < 0) continue;  // never started
-      const int tid = kQueueTid + transfer.queue;
+      const int tid = queue_tid + transfer.queue;
       if (queue_named.size() <= static_cast<std::size_t>(transfer.queue))
         queue_named.resize(static_cast<std::size_t>(transfer.queue) + 1, false);
       if (!queue_named[static_cast<std::size_t>(transfer.queue)]) {
-        events.metadata(pid, tid, "name", "DMA queue " + std::to_string(transfer.queue), tid);
+        events.metadata(pid, tid, "name", "DMA queue " + std::to_string(transfer.queue) + of_block,
+                        tid);
         queue_named[static_cast<std::size_t>(transfer.queue)] = true;
       }
       events.slice(

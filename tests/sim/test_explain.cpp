@@ -734,6 +734,37 @@ TEST(Trace, WithVcdWritesTheSameBytesAsAlone) {
   EXPECT_FALSE(test::read_file(dir / "alone.json").empty());
 }
 
+// With blocks each block's core and DMA queue have a thread of their own, with every notify,
+// wait and transfer of the block, and the arrows join the blocks' notifies and waits.
+TEST(Trace, BlocksHaveTheirCoresAndQueues) {
+  ScratchDir dir;
+  const nlohmann::json j =
+      run_json({"-p", "a2a3-910b2", "-d", "0,1", "--kernel", "host_mesh", "--core-num", "2",
+                "--size", "16KiB", "--trace", dir / "t.json"},
+               dir);
+  const nlohmann::json trace = nlohmann::json::parse(test::read_file(dir / "t.json"));
+  EXPECT_EQ(check_trace(trace, j.at("critical_path").at("device_time_ps")), (std::set<int>{0, 1}));
+  std::map<std::pair<int, int>, std::string> threads;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name")
+      threads[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+  }
+  std::map<std::pair<int, std::string>, int> slices;  // (device, thread name): notifies, pulls
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X" || e.at("pid") == 100000) continue;
+    const std::string thread = threads.at({e.at("pid"), e.at("tid")});
+    const std::string name = e.at("name");
+    if (name == "notify" || name.rfind("pull", 0) == 0) ++slices[{e.at("pid"), thread}];
+  }
+  for (const auto& rank : j.at("ranks")) {
+    const int device = rank.at("device");
+    const auto on = [&](const char* thread) { return slices[std::pair{device, thread}]; };
+    EXPECT_EQ(on("core (block 0)") + on("core (block 1)"), rank.at("notifies").get<int>());
+    EXPECT_GT(on("core (block 1)"), 0);
+    EXPECT_GT(on("DMA queue 0 (block 1)"), 0);
+  }
+}
+
 // Across servers a cluster's data crosses NICs and leaf switches: their links get a process.
 TEST(Trace, ClusterSwitchLinksHaveTheirProcess) {
   ScratchDir dir;
