@@ -608,7 +608,7 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   if (begin > current_time(*this) && satisfied()) catch_up();
   std::uint64_t look = 0;
   while (!satisfied()) {
-    blocked_ = {true, cmp, signal.id, row, col, expected, now().value()};
+    blocked_ = {true, cmp, signal.id, row, col, expected, begin.value(), now().value()};
     gm_.watch({&look_, begin, poll_period_});
     sc_core::wait(look_);
     // Posts landing later may have notified the look again meanwhile: not this wait's.

@@ -43,7 +43,8 @@ struct BlockedWait {
   int row = 0;
   int col = 0;
   std::int32_t expected = 0;
-  std::uint64_t since_ps = 0;
+  std::uint64_t since_ps = 0;      // the wait began
+  std::uint64_t last_look_ps = 0;  // it last looked and blocked again
 };
 
 class VectorCore : public sc_core::sc_module, public Rank {

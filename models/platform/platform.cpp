@@ -236,7 +236,7 @@ std::string Platform::describe_mixed_write(int rank, std::uint64_t address,
 std::string Platform::describe_blocked_ranks() {
   std::ostringstream ranks_out;
   ranks_out << std::fixed << std::setprecision(3);
-  // When the last core blocked (a core running ahead blocks at its own time, which the
+  // When a core last blocked (a core running ahead blocks at its own time, which the
   // simulated time need not reach once no event is left), or the last posted signal update
   // landed (the simulation would have gone on until then), whichever is later.
   std::uint64_t deadlock_ps = std::max(sc_core::sc_time_stamp(), last_landing_).value();
@@ -256,7 +256,7 @@ std::string Platform::describe_blocked_ranks() {
         ranks_out << " is stuck outside a wait";
         continue;
       }
-      deadlock_ps = std::max(deadlock_ps, b.since_ps);
+      deadlock_ps = std::max(deadlock_ps, b.last_look_ps);
       ranks_out << " waits on " << memory_.signals.at(static_cast<std::size_t>(b.signal)).name
                 << "[" << b.row << "," << b.col << "] " << to_string(b.cmp) << " " << b.expected
                 << ", cell holds " << read_cell(r, b.signal, b.row, b.col) << ", since "
