@@ -208,11 +208,14 @@ std::string attribution(const Point& p) {
     first_start = std::min(first_start, rank.start_ps);
     last_start = std::max(last_start, rank.start_ps);
   }
+  // The launch set-up (launch.setup_cycles) runs before the rank's first round: no card has it.
+  const std::uint64_t setup_ps = s.rounds.empty() ? 0 : s.rounds.front().start_ps - s.start_ps;
   std::ostringstream out;
   out << std::fixed << std::setprecision(1) << "    rank " << s.rank << " vs card: barrier wait "
-      << std::showpos << barrier << " ns, transfers (contention) " << transfer << " ns, reduce "
-      << reduce << " ns, launch skew " << static_cast<double>(last_start - first_start) / 1000.0
-      << " ns\n";
+      << std::showpos << barrier << " ns, transfers (+ contention, - overlap) " << transfer
+      << " ns, reduce " << reduce << " ns, launch skew "
+      << static_cast<double>(last_start - first_start) / 1000.0 << " ns, launch set-up "
+      << static_cast<double>(setup_ps) / 1000.0 << " ns\n";
   return out.str();
 }
 
