@@ -96,6 +96,7 @@ struct PathSummary {
   std::map<std::string, Share> limits;         // transfer time by what bound it
   std::map<std::string, Share> remote_limits;  // remote transfers by limit key
   std::map<std::string, Share> keys;           // transfer time by the key of its limit
+  Share stretches[5];                          // transfer time by PathStep::Part
   int transfers = 0;
   int remote_transfers = 0;
 };
@@ -162,6 +163,8 @@ PathSummary summarise(const RunResult& result, const CriticalPath& path) {
       auto& share = summary.limits[stretch_text(result, step.part, t)];
       share.ps += span;
       ++share.count;
+      summary.stretches[static_cast<std::size_t>(step.part)].ps += span;
+      ++summary.stretches[static_cast<std::size_t>(step.part)].count;
       if (step.part == PathStep::Part::Held)
         share.places.insert(result.resources.at(static_cast<std::size_t>(t.limit.resource)).place);
       if (!key.empty()) summary.keys[key].ps += span;
@@ -193,11 +196,49 @@ constexpr KeyPart kKeyParts[] = {
     {"sync.cache_flush_cycles", Kind::Notify},
     {"sync.poll_period_cycles", Kind::Wait},
     {"sync.cache_invalidate_cycles", Kind::Wait},
+    {"sync.drain_cycles", Kind::Notify},
+    {"sync.dsb_cycles", Kind::Notify},
 };
 constexpr const char* kRateKeys[] = {
     "link.bandwidth_GBps",      "nic.bandwidth_GBps",       "cluster.oversubscription",
     "superpod.bandwidth_GBps",  "gm.bandwidth_GBps",        "dma.remote_bytes_per_cycle",
     "dma.mte2_bytes_per_cycle", "dma.mte3_bytes_per_cycle", "dma.misaligned_rate_factor"};
+
+// Keys of the latencies a transfer's path and a notify's flight pay.
+constexpr const char* kLatencyKeys[] = {
+    "link.latency_ns",           "switch.latency_ns",      "nic.latency_ns",
+    "leaf.latency_ns",           "spine.latency_ns",       "superpod.tier1_latency_ns",
+    "superpod.tier2_latency_ns", "gm.read_latency_cycles", "gm.write_latency_cycles"};
+// Keys that shape the platform rather than time one part of the path.
+constexpr const char* kShapeKeys[] = {"platform.clock_GHz",       "platform.devices",
+                                      "platform.topology",        "platform.name",
+                                      "ub.physical_bytes",        "ub.usable_bytes",
+                                      "ub.alignment_bytes",       "vector.cores",
+                                      "gm.capacity_GiB",          "dma.queues",
+                                      "dma.burst_bytes",          "dma.full_rate_alignment",
+                                      "dma.posted_stores",        "cluster.servers",
+                                      "cluster.npus_per_server",  "cluster.wiring",
+                                      "cluster.servers_per_leaf", "cluster.spines",
+                                      "superpod.nodes",           "superpod.npus_per_node",
+                                      "switch.forwarding",        "sync.notify_acknowledged"};
+
+bool listed(const std::string& key, const char* const* begin, const char* const* end) {
+  return std::find(begin, end, key) != end;
+}
+
+// The topologies that read a key; a key of another topology changes nothing in the run.
+bool read_by(const std::string& key, Topology topology) {
+  const auto starts = [&key](const char* prefix) { return key.rfind(prefix, 0) == 0; };
+  if (starts("nic.") || starts("leaf.") || starts("spine.") || starts("cluster."))
+    return topology == Topology::Cluster;
+  if (starts("superpod.")) return topology == Topology::Superpod;
+  if (key == "switch.latency_ns") return topology == Topology::Switch;
+  if (key == "switch.forwarding")
+    return topology != Topology::FullMesh && topology != Topology::Ring;
+  if (key == "link.latency_ns" || key == "link.bandwidth_GBps")
+    return topology != Topology::Superpod;
+  return true;
+}
 
 std::string part_name(Kind kind) {
   return to_string(kind);
@@ -206,6 +247,49 @@ std::string part_name(Kind kind) {
 std::vector<std::string> key_notes(const RunResult& result, const PathSummary& summary) {
   std::vector<std::string> notes;
   for (const std::string& key : result.request.overridden_keys) {
+    const Topology topology = result.request.platform.topology;
+    if (!read_by(key, topology)) {
+      notes.push_back(key + " is not used by " + to_string(topology) +
+                      ": no path of this topology crosses what it sets");
+      continue;
+    }
+    if (listed(key, std::begin(kLatencyKeys), std::end(kLatencyKeys))) {
+      const PathSummary::Share& latency =
+          summary.stretches[static_cast<std::size_t>(PathStep::Part::Latency)];
+      const std::uint64_t flight = summary.parts[part_index(Kind::PeerWait)];
+      notes.push_back(latency.ps + flight == 0
+                          ? key +
+                                " is not on the critical path: no transfer's latency and no "
+                                "notify's flight is on it"
+                          : key + " is on the critical path: it is part of the path latency of " +
+                                std::to_string(latency.count) + " transfer stretches (" +
+                                ns_text(latency.ps) +
+                                " ns) and of the notifies' flight (waiting for a peer " +
+                                ns_text(flight) + " ns)");
+      continue;
+    }
+    if (key == "gm.atomic_ns" || key == "link.atomic_ns") {
+      notes.push_back(key + " times the signal atomics, which the critical path meets in notify (" +
+                      ns_text(summary.parts[part_index(Kind::Notify)]) +
+                      " ns) and in the notifies' flight (waiting for a peer " +
+                      ns_text(summary.parts[part_index(Kind::PeerWait)]) + " ns)");
+      continue;
+    }
+    if (key == "dma.setup_cycles") {
+      const PathSummary::Share& setup =
+          summary.stretches[static_cast<std::size_t>(PathStep::Part::Setup)];
+      notes.push_back(setup.ps == 0
+                          ? key + " is not on the critical path: no DMA set-up is on it"
+                          : key + " is on the critical path: DMA set-up " + ns_text(setup.ps) +
+                                " ns, " + std::to_string(setup.count) + " transfers");
+      continue;
+    }
+    if (listed(key, std::begin(kShapeKeys), std::end(kShapeKeys))) {
+      notes.push_back(key +
+                      " shapes the platform (devices, clock, queues, buffers or wiring): no one "
+                      "part of the path is its; compare with a run without it");
+      continue;
+    }
     const bool rate =
         std::find(std::begin(kRateKeys), std::end(kRateKeys), key) != std::end(kRateKeys);
     if (rate) {

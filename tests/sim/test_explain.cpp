@@ -323,6 +323,48 @@ TEST(KeyNotes, LinkBandwidthIsNotLimitingTheMesh) {
   EXPECT_LT(saved / base.at("device_time_ns").get<double>(), 1e-4);
 }
 
+// Every platform key given on the command line gets one note: each of a2a3-cluster's keys,
+// given its own value, and keys of another topology, which it says it does not use.
+TEST(KeyNotes, EveryKeyGivenGetsOneNote) {
+  ScratchDir dir;
+  const ProcessResult config = test::run_binary({"-p", "a2a3-cluster", "--print-config"});
+  ASSERT_EQ(config.exit_code, 0) << config.err;
+  std::vector<std::string> args = {"-p",     "a2a3-cluster", "--cluster.servers", "2",
+                                   "-d",     "all",          "--kernel",          "ring",
+                                   "--size", "64KiB"};
+  std::istringstream lines(config.out);
+  std::string line, section;
+  std::set<std::string> keys = {"superpod.nodes", "superpod.tier1_latency_ns"};
+  args.insert(args.end(), {"--superpod.nodes", "2", "--superpod.tier1_latency_ns", "100"});
+  while (std::getline(lines, line)) {
+    if (line.rfind("[", 0) == 0) section = line.substr(1, line.find(']') - 1);
+    const std::size_t equals = line.find(" = ");
+    if (line.empty() || line[0] == '#' || equals == std::string::npos) continue;
+    const std::string key = section + "." + line.substr(0, equals);
+    if (key == "cluster.servers") continue;  // given above
+    std::istringstream value(line.substr(equals + 3));
+    std::string word;
+    value >> word;
+    keys.insert(key);
+    args.insert(args.end(), {"--" + key, word});
+  }
+  keys.insert("cluster.servers");
+  ASSERT_GT(keys.size(), 40u) << config.out;
+  const nlohmann::json j = run_json(args, dir);
+  std::map<std::string, int> notes;
+  for (const auto& note : j.at("key_notes")) {
+    const std::string text = note;
+    ++notes[text.substr(0, text.find(' '))];
+  }
+  for (const std::string& key : keys) EXPECT_EQ(notes[key], 1) << key;
+  EXPECT_EQ(notes.size(), keys.size());
+  std::string superpod;
+  for (const auto& note : j.at("key_notes"))
+    if (note.get<std::string>().rfind("superpod.nodes ", 0) == 0) superpod = note;
+  EXPECT_EQ(superpod,
+            "superpod.nodes is not used by cluster: no path of this topology crosses what it sets");
+}
+
 TEST(KeyNotes, QueueRateIsLimitingTheMesh) {
   ScratchDir dir;
   std::string out;
