@@ -145,7 +145,25 @@ struct RoundRow {
   std::size_t owner;  // in RunResult::units()
   std::size_t first;
   std::size_t last;
+  bool means = false;  // a phase's rounds, their figures averaged (see kRowsPerRank)
 };
+
+// Past this many rows for one rank (its rounds not alike enough to share rows, as where the
+// barrier waits alternate), the rank's rounds share one row per phase, of their means.
+constexpr std::size_t kRowsPerRank = 32;
+
+// The rows of one rank's rounds [first, last], phase by phase, each of the phase's means.
+void phase_rows(const std::vector<RoundRecord>& rounds, std::size_t owner, std::size_t first,
+                std::size_t last, std::vector<RoundRow>& rows) {
+  for (std::size_t k = first; k <= last; ++k) {
+    if (k > first && rows.back().means && rounds[k].phase == rounds[rows.back().first].phase &&
+        rounds[k].round == rounds[k - 1].round + 1) {
+      rows.back().last = k;
+    } else {
+      rows.push_back({owner, k, k, true});
+    }
+  }
+}
 
 // Whether round k of a rank continues the row of its alike rounds: the same phase and
 // figures as the row's first round, and its start as far after the previous round's as the
@@ -202,16 +220,22 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
   std::vector<RoundRow> rows;
   std::size_t round_width = std::string("  round").size();
   std::size_t rounds_shown = 0;
+  bool any_means = false;
   for (std::size_t i = 0; i < shown; ++i) {
     const std::vector<RoundRecord>& rounds = owners[i].rounds;
+    const std::size_t rank_rows = rows.size();
     for (std::size_t k = 0; k < rounds.size(); ++k) {
       ++rounds_shown;
-      if (grouped && !rows.empty() && rows.back().owner == i &&
-          alike_rounds(rounds, rows.back(), k)) {
+      if (grouped && rows.size() > rank_rows && alike_rounds(rounds, rows.back(), k)) {
         rows.back().last = k;
       } else {
         rows.push_back({i, k, k});
       }
+    }
+    if (grouped && rows.size() - rank_rows > kRowsPerRank) {
+      rows.resize(rank_rows);
+      phase_rows(rounds, i, 0, rounds.size() - 1, rows);
+      any_means = true;
     }
   }
   const auto round_label = [&](const RoundRow& row) {
@@ -223,18 +247,61 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
       << "  " << std::left << std::setw(static_cast<int>(phase_width)) << "phase" << std::right
       << "     start_ns    barrier_ns   transfer_ns     reduce_ns         bytes  remote_bytes\n";
   for (const RoundRow& row : rows) {
-    const RoundRecord& r = owners[row.owner].rounds[row.first];
+    const std::vector<RoundRecord>& rounds = owners[row.owner].rounds;
+    const RoundRecord& r = rounds[row.first];
     out << std::setw(4) << owner_label(result, owners[row.owner])
         << std::setw(static_cast<int>(round_width)) << round_label(row) << "  " << std::left
         << std::setw(static_cast<int>(phase_width)) << r.phase << std::right << std::setw(13)
-        << ps_to_ns(r.start_ps) << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14)
-        << ps_to_ns(r.transfer_ps) << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14)
-        << r.bytes << std::setw(14) << r.remote_bytes << "\n";
+        << ps_to_ns(r.start_ps);
+    if (!row.means || row.first == row.last) {
+      out << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps)
+          << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14)
+          << r.remote_bytes << "\n";
+      continue;
+    }
+    // Means, and the range of each figure that varies over the phase's rounds.
+    const double n = static_cast<double>(row.last - row.first + 1);
+    std::string ranges;
+    const auto column = [&](auto field, const char* name, double scale) {
+      double sum = 0;
+      auto low = rounds[row.first].*field;
+      auto high = low;
+      for (std::size_t k = row.first; k <= row.last; ++k) {
+        sum += static_cast<double>(rounds[k].*field);
+        low = std::min(low, rounds[k].*field);
+        high = std::max(high, rounds[k].*field);
+      }
+      // A count alike in every round prints as the exact rows do: bytes whole.
+      if (low == high && scale == 1.0) {
+        out << std::setw(14) << low;
+        return;
+      }
+      if (low != high) {
+        std::ostringstream range;
+        range << std::fixed << std::setprecision(scale == 1.0 ? 0 : 3)
+              << (ranges.empty() ? "" : ", ") << name << " " << static_cast<double>(low) / scale
+              << " to " << static_cast<double>(high) / scale;
+        ranges += range.str();
+      }
+      out << std::setw(14) << sum / n / scale;
+    };
+    column(&RoundRecord::barrier_ps, "barrier_ns", 1000.0);
+    column(&RoundRecord::transfer_ps, "transfer_ns", 1000.0);
+    column(&RoundRecord::reduce_ps, "reduce_ns", 1000.0);
+    column(&RoundRecord::bytes, "bytes", 1.0);
+    column(&RoundRecord::remote_bytes, "remote_bytes", 1.0);
+    out << "\n"
+        << std::string(4 + round_width + 2, ' ') << "(means of " << row.last - row.first + 1
+        << " rounds" << (ranges.empty() ? "" : "; " + ranges) << ")\n";
   }
   if (rows.size() < rounds_shown) {
     out << "(" << rounds_shown << " rounds in " << rows.size()
         << " rows: alike consecutive rounds share one, starting at its start_ns and evenly "
-           "spaced)\n";
+           "spaced"
+        << (any_means ? "; past " + std::to_string(kRowsPerRank) +
+                            " rows a rank, a phase's rounds share one, of their means"
+                      : "")
+        << ")\n";
   }
   if (shown < owners.size()) {
     out << "(rounds of ranks 0-" << shown - 1 << " of " << owners.size()

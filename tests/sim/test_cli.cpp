@@ -574,6 +574,55 @@ TEST(Cli, AlikeRoundsShareARowThatStandsForEachExactly) {
       << run.out;
 }
 
+// On a cluster the ring's barrier waits alternate round by round, so few rounds are alike:
+// past 32 rows a rank, its rounds share a row per phase, each figure the rounds' mean (the
+// JSON's rounds, averaged), with the range of a figure that varies on the line beneath.
+TEST(Cli, PhaseRowsPastThirtyTwoRowsAreTheRoundsMeans) {
+  const TempFile json(".json");
+  const Invocation run = run_cli(
+      "-p a2a3-cluster --cluster.servers 8 -d all -k ring --size 1MiB "
+      "--timing-only --json " +
+      json.path());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json rounds = nlohmann::json::parse(read_file(json.path())).at("rounds");
+  const std::vector<std::string> out = lines_of(run.out.substr(run.out.find("round  phase")));
+  const auto fixed = [](double value, int digits) {
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(digits) << value;
+    return text.str();
+  };
+  int mean_rows = 0;
+  for (std::size_t i = 0; i + 1 < out.size(); ++i) {
+    if (out[i + 1].find("(means of ") == std::string::npos) continue;
+    ++mean_rows;
+    std::istringstream words(out[i]);
+    std::string rank, label, phase, start, barrier, transfer, reduce;
+    ASSERT_TRUE(words >> rank >> label >> phase >> start >> barrier >> transfer >> reduce);
+    const auto [first, last] = span_of(label);
+    double sums[3] = {0, 0, 0};
+    double low = 1e300, high = 0;
+    for (int k = first; k <= last; ++k) {
+      const nlohmann::json& r = rounds[static_cast<std::size_t>(std::stoi(rank) * 128 + k)];
+      EXPECT_EQ(r.at("phase"), phase);
+      sums[0] += r.at("barrier_ns").get<double>();
+      sums[1] += r.at("transfer_ns").get<double>();
+      sums[2] += r.at("reduce_ns").get<double>();
+      low = std::min(low, r.at("barrier_ns").get<double>());
+      high = std::max(high, r.at("barrier_ns").get<double>());
+    }
+    const int n = last - first + 1;
+    EXPECT_EQ(fixed(sums[0] / n, 3), barrier) << out[i];
+    EXPECT_EQ(fixed(sums[1] / n, 3), transfer) << out[i];
+    EXPECT_EQ(fixed(sums[2] / n, 3), reduce) << out[i];
+    EXPECT_NE(out[i + 1].find("(means of " + std::to_string(n) + " rounds; barrier_ns " +
+                              fixed(low, 3) + " to " + fixed(high, 3)),
+              std::string::npos)
+        << out[i + 1];
+  }
+  EXPECT_EQ(mean_rows, 16);  // RS and AG of ranks 0-7
+  EXPECT_NE(run.out.find("(1024 rounds in 32 rows: "), std::string::npos) << run.out;
+}
+
 TEST(Cli, ScheduleDumpStatesItsUnitsAndCanCarryTimes) {
   const TempFile plain(".schedule");
   const TempFile timed(".schedule");
