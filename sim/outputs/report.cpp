@@ -76,14 +76,19 @@ double busbw_GBps(const RunResult& result) {
 namespace {
 
 // Whether rank b, the next rank on the next device, did exactly what rank a did.
-bool alike_ranks(const RankStats& a, const RankStats& b) {
+// With `timing_too`, the polls and the finish must match as well; without, only what the
+// protocol fixes (bytes, notifies, waits, buffer, start) must.
+bool alike_ranks(const RankStats& a, const RankStats& b, bool timing_too = true) {
   return b.rank == a.rank + 1 && b.device == a.device + 1 &&
          a.remote_read_bytes == b.remote_read_bytes &&
          a.remote_write_bytes == b.remote_write_bytes && a.notifies == b.notifies &&
-         a.waits == b.waits && a.polls == b.polls && a.ub_peak_bytes == b.ub_peak_bytes &&
-         a.start_ps == b.start_ps && a.finished == b.finished &&
-         (!a.finished || a.finish_ps == b.finish_ps);
+         a.waits == b.waits && a.ub_peak_bytes == b.ub_peak_bytes && a.start_ps == b.start_ps &&
+         a.finished == b.finished &&
+         (!timing_too || (a.polls == b.polls && (!a.finished || a.finish_ps == b.finish_ps)));
 }
+
+// Past this many rows, ranks that differ only in their polls and finish share a row too.
+constexpr std::size_t kRankRows = 32;
 
 std::string span_label(int first, int last) {
   return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
@@ -101,13 +106,22 @@ void print_ranks(std::ostream& out, const RunResult& result, const ReportOptions
     std::size_t last;
   };
   std::vector<Row> rows;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (grouped && !rows.empty() && alike_ranks(ranks[rows.back().last], ranks[i])) {
-      rows.back().last = i;
-    } else {
-      rows.push_back({i, i});
+  const auto fold = [&](bool timing_too) {
+    rows.clear();
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (grouped && !rows.empty() && alike_ranks(ranks[rows.back().last], ranks[i], timing_too)) {
+        rows.back().last = i;
+      } else {
+        rows.push_back({i, i});
+      }
     }
-  }
+  };
+  fold(true);
+  // Polls and finish differ where ranks drift apart (a cluster's ring), leaving rows of one or
+  // two ranks: past kRankRows a row then stands for ranks alike but for those two, and shows
+  // their means and ranges.
+  const bool ranged = grouped && rows.size() > kRankRows;
+  if (ranged) fold(false);
   const auto rank_label = [&](const Row& row) {
     return span_label(ranks[row.first].rank, ranks[row.last].rank);
   };
@@ -126,17 +140,43 @@ void print_ranks(std::ostream& out, const RunResult& result, const ReportOptions
          "finish_ns\n";
   for (const Row& row : rows) {
     const RankStats& s = ranks[row.first];
+    // Means over the row's ranks, and where polls or finish differ, their range and the
+    // ranks at its ends (the last to finish sets the device time).
+    std::uint64_t polls = 0, finish_ps = 0;
+    std::size_t fewest = row.first, most = row.first, earliest = row.first, latest = row.first;
+    for (std::size_t i = row.first; i <= row.last; ++i) {
+      polls += ranks[i].polls;
+      finish_ps += ranks[i].finish_ps;
+      if (ranks[i].polls < ranks[fewest].polls) fewest = i;
+      if (ranks[i].polls > ranks[most].polls) most = i;
+      if (ranks[i].finish_ps < ranks[earliest].finish_ps) earliest = i;
+      if (ranks[i].finish_ps > ranks[latest].finish_ps) latest = i;
+    }
+    const std::uint64_t n = row.last - row.first + 1;
     out << std::setw(static_cast<int>(rank_width)) << rank_label(row)
         << std::setw(static_cast<int>(device_width + 2)) << device_label(row) << std::setw(15)
         << s.remote_read_bytes << std::setw(16) << s.remote_write_bytes << std::setw(10)
-        << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls << std::setw(11)
-        << s.ub_peak_bytes << std::setw(11) << ps_to_ns(s.start_ps) << std::setw(16)
-        << (s.finished ? ps_to_ns(s.finish_ps) : 0.0) << (s.finished ? "" : "  (blocked)") << "\n";
+        << s.notifies << std::setw(7) << s.waits << std::setw(7) << (polls + n / 2) / n
+        << std::setw(11) << s.ub_peak_bytes << std::setw(11) << ps_to_ns(s.start_ps)
+        << std::setw(16) << (s.finished ? ps_to_ns((finish_ps + n / 2) / n) : 0.0)
+        << (s.finished ? "" : "  (blocked)") << "\n";
+    if (fewest != most || earliest != latest) {
+      const auto at = [&](std::size_t i) {
+        return " (rank " + std::to_string(ranks[i].rank) + ")";
+      };
+      out << std::string(rank_width + device_width + 2, ' ') << "  (means of " << n
+          << " ranks; polls " << ranks[fewest].polls << at(fewest) << " to " << ranks[most].polls
+          << at(most) << ", finish_ns " << ps_to_ns(ranks[earliest].finish_ps) << at(earliest)
+          << " to " << ps_to_ns(ranks[latest].finish_ps) << at(latest) << ")\n";
+    }
   }
   if (rows.size() < ranks.size()) {
     out << "(" << ranks.size() << " ranks in " << rows.size()
-        << (rows.size() == 1 ? " row" : " rows")
-        << ": alike consecutive ranks share one; --ranks-shown all lists every rank)\n";
+        << (rows.size() == 1 ? " row" : " rows") << ": alike consecutive ranks share one"
+        << (ranged ? " (past " + std::to_string(kRankRows) +
+                         " rows, ranks alike but for polls and finish, shown as their means)"
+                   : "")
+        << "; --ranks-shown all lists every rank)\n";
   }
 }
 

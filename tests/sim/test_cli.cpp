@@ -574,15 +574,20 @@ TEST(Cli, AlikeRoundsShareARowThatStandsForEachExactly) {
       << run.out;
 }
 
+// The ring on 8 servers, 64 NPUs, its JSON in `json`.
+Invocation cluster_ring(const TempFile& json) {
+  return run_cli(
+      "-p a2a3-cluster --cluster.servers 8 -d all -k ring --size 1MiB --timing-only "
+      "--json " +
+      json.path());
+}
+
 // On a cluster the ring's barrier waits alternate round by round, so few rounds are alike:
 // past 32 rows a rank, its rounds share a row per phase, each figure the rounds' mean (the
 // JSON's rounds, averaged), with the range of a figure that varies on the line beneath.
 TEST(Cli, PhaseRowsPastThirtyTwoRowsAreTheRoundsMeans) {
   const TempFile json(".json");
-  const Invocation run = run_cli(
-      "-p a2a3-cluster --cluster.servers 8 -d all -k ring --size 1MiB "
-      "--timing-only --json " +
-      json.path());
+  const Invocation run = cluster_ring(json);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json rounds = nlohmann::json::parse(read_file(json.path())).at("rounds");
   const std::vector<std::string> out = lines_of(run.out.substr(run.out.find("round  phase")));
@@ -621,6 +626,36 @@ TEST(Cli, PhaseRowsPastThirtyTwoRowsAreTheRoundsMeans) {
   }
   EXPECT_EQ(mean_rows, 16);  // RS and AG of ranks 0-7
   EXPECT_NE(run.out.find("(1024 rounds in 32 rows: "), std::string::npos) << run.out;
+}
+
+// The same ring's ranks differ in their polls and finish only, in 33 rows: past 32 they share
+// a row of their means, and the line beneath names the ranks at the ends of each range.
+TEST(Cli, RanksAlikeButForPollsAndFinishShareARowOfTheirMeans) {
+  const TempFile json(".json");
+  const Invocation run = cluster_ring(json);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json ranks = nlohmann::json::parse(read_file(json.path())).at("ranks");
+  ASSERT_EQ(ranks.size(), 64u);
+  double polls = 0;
+  std::size_t fewest = 0, latest = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    polls += ranks[i].at("polls").get<double>();
+    if (ranks[i].at("polls") < ranks[fewest].at("polls")) fewest = i;
+    if (ranks[i].at("finish_ns") > ranks[latest].at("finish_ns")) latest = i;
+  }
+  std::ostringstream row;
+  row << "0-63    0-63" << std::setw(15) << ranks[0].at("remote_read_bytes").get<int>();
+  EXPECT_NE(run.out.find(row.str()), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" " + std::to_string(std::llround(polls / 64)) + " "), std::string::npos);
+  std::ostringstream ends;
+  ends << "(means of 64 ranks; polls " << ranks[fewest].at("polls").get<int>() << " (rank "
+       << fewest << ") to ";
+  EXPECT_NE(run.out.find(ends.str()), std::string::npos) << run.out;
+  std::ostringstream last;
+  last << std::fixed << std::setprecision(3) << ranks[latest].at("finish_ns").get<double>()
+       << " (rank " << latest << "))";
+  EXPECT_NE(run.out.find(last.str()), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(64 ranks in 1 row: "), std::string::npos) << run.out;
 }
 
 TEST(Cli, ScheduleDumpStatesItsUnitsAndCanCarryTimes) {
