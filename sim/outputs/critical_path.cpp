@@ -97,6 +97,8 @@ struct PathSummary {
   std::map<std::string, Share> remote_limits;  // remote transfers by limit key
   std::map<std::string, Share> keys;           // transfer time by the key of its limit
   Share stretches[5];                          // transfer time by PathStep::Part
+  // Path time by the phase of its steps' rounds, in the order the path first meets them.
+  std::vector<std::pair<std::string, std::uint64_t>> phases;
   int transfers = 0;
   int remote_transfers = 0;
 };
@@ -148,6 +150,14 @@ PathSummary summarise(const RunResult& result, const CriticalPath& path) {
   for (const PathStep& step : path.steps) {
     const std::uint64_t span = step.end_ps - step.start_ps;
     summary.parts[part_index(step.kind)] += span;
+    const std::string phase = phase_of(result, step.rank, step.round);
+    const auto seen = std::find_if(summary.phases.begin(), summary.phases.end(),
+                                   [&phase](const auto& p) { return p.first == phase; });
+    if (seen == summary.phases.end()) {
+      summary.phases.emplace_back(phase, span);
+    } else {
+      seen->second += span;
+    }
     if (step.kind == Kind::PeerWait) {
       auto& share = summary.peers[{step.peer, step.peer_round}];
       share.ps += span;
@@ -853,6 +863,12 @@ void print_explanation(std::ostream& out, const RunResult& result) {
     }
     if (kind == Kind::PeerWait) print_peer_waits(out, result, summary);
   }
+  out << "  by the phase of its rounds:\n";
+  for (const auto& [phase, ps] : summary.phases) {
+    std::snprintf(line, sizeof line, "    %-18s %16s ns %7s %%\n", phase.c_str(),
+                  ns_text(ps).c_str(), percent_text(ps, total).c_str());
+    out << line;
+  }
   print_round_limits(out, result);
   const std::vector<std::string> notes = key_notes(result, summary);
   if (!notes.empty()) {
@@ -914,6 +930,12 @@ void add_explanation(nlohmann::ordered_json& json, const RunResult& result) {
     cp["parts"].push_back({{"part", to_string(kind)},
                            {"ps", ps},
                            {"percent", std::stod(percent_text(ps, path.device_time_ps))}});
+  }
+  cp["phases"] = ordered_json::array();
+  for (const auto& [phase, ps] : summary.phases) {
+    cp["phases"].push_back({{"phase", phase},
+                            {"ps", ps},
+                            {"percent", std::stod(percent_text(ps, path.device_time_ps))}});
   }
   cp["transfer"] = ordered_json::array();
   for (const auto& [limit_of, share] : summary.limits)

@@ -259,6 +259,14 @@ TEST_P(EveryKernel, PathPartsSumToTheDeviceTime) {
   EXPECT_EQ(sum, device_ps);
   EXPECT_EQ(cp.at("parts").back().at("part"), "unattributed");
   EXPECT_EQ(cp.at("parts").back().at("ps"), 0);
+  // So does the path by the phase of its steps' rounds, each phase named once.
+  std::uint64_t by_phase = 0;
+  std::set<std::string> phases;
+  for (const auto& phase : cp.at("phases")) {
+    by_phase += phase.at("ps").get<std::uint64_t>();
+    EXPECT_TRUE(phases.insert(phase.at("phase")).second) << phase;
+  }
+  EXPECT_EQ(by_phase, device_ps);
   std::uint64_t at = cp.at("steps").front().at("start_ps");
   for (const auto& step : cp.at("steps")) {
     EXPECT_EQ(step.at("start_ps").get<std::uint64_t>(), at);
@@ -301,6 +309,21 @@ std::vector<std::string> with(std::vector<std::string> args, const std::string& 
                               const std::string& value) {
   args.insert(args.end(), {key, value});
   return args;
+}
+
+// The default run's path by phase, from its round table: rank 0's stage-in transfer 951.111,
+// the ready barrier 4800, the exchange's barrier 4800, transfer 12311.874 and reduce 13.332
+// (17125.206), the stage-out 951.111; 23827.428 in all.
+TEST(PathPhases, DefaultRunSplitsAsItsRoundTable) {
+  const ProcessResult run = test::run_binary({});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("  by the phase of its rounds:\n"
+                         "    stage-in                    951.111 ns    3.99 %\n"
+                         "    ready                      4800.000 ns   20.14 %\n"
+                         "    exchange                  17125.206 ns   71.87 %\n"
+                         "    stage-out                   951.111 ns    3.99 %\n"),
+            std::string::npos)
+      << run.out;
 }
 
 TEST(KeyNotes, LinkBandwidthIsNotLimitingTheMesh) {
