@@ -100,7 +100,8 @@ std::string help_text(const po::options_description& options) {
        << options << "\nKernels:\n"
        << kernel_list()
        << "\nSizes: a bare number counts elements (--size 64 is 64 x dtype); with a unit it\n"
-       << "counts bytes: B, K or KiB, M or MiB, G or GiB (powers of 1024, as nccl-tests).\n"
+       << "counts bytes: B, K or KiB, M or MiB, G or GiB, T or TiB (powers of 1024, as\n"
+       << "nccl-tests).\n"
        << "\nExit codes: 0 correct (last line OK), 1 wrong result or a run that cannot finish\n"
        << "(deadlock, time limit), 2 bad input.\n";
   return help.str();
@@ -339,7 +340,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "stop a run that has not finished after this many simulated ns")(
       "print-config", "print the platform's resolved configuration as INI and exit")(
       "memory-limit", po::value<std::string>(),
-      "refuse a run whose estimated memory exceeds BYTES (KiB/MiB/GiB/TiB suffixes); "
+      "refuse a run whose estimated memory exceeds BYTES (units as --size; a bare number is "
+      "bytes); "
       "default 80 % of physical memory")(
       "fault", po::value<std::vector<std::string>>(),
       "inject a fault (repeatable): drop-notify:RANK:INDEX, notify-value:RANK:INDEX:VALUE, "

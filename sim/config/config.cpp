@@ -326,6 +326,8 @@ void reject_placeholder(const std::string& text, const std::string& where) {
   }
 }
 
+}  // namespace
+
 // What follows "unrecognised option 'X'": the nearest name, else the keys of X's section
 // (`link.`), else the sections there are (every name written `prefix` + name).
 std::string unknown_key_hint(const std::string& typed, const po::options_description& options,
@@ -348,8 +350,6 @@ std::string unknown_key_hint(const std::string& typed, const po::options_descrip
   if (!in_section.empty()) return "; its section's keys are " + join(in_section);
   return "; the sections are " + join(sections);
 }
-
-}  // namespace
 
 po::variables_map parse_arguments(int argc, const char* const* argv,
                                   const po::options_description& options) {

@@ -16,6 +16,12 @@ namespace ars {
 // The options that describe a platform, each bound to its field of `config`.
 boost::program_options::options_description platform_options(PlatformConfig& config);
 
+// What follows "unrecognised option 'X'": the nearest name, else the keys of X's section
+// (`link.`), else the sections there are (every name written `prefix` + name).
+std::string unknown_key_hint(const std::string& typed,
+                             const boost::program_options::options_description& options,
+                             const std::string& prefix);
+
 // The configs/ directory (ARS_CONFIG_DIR overrides it).
 std::string config_dir();
 

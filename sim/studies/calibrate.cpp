@@ -160,7 +160,8 @@ double key_value(const PlatformConfig& config, const std::string& key) {
   const po::options_description options = platform_options(copy);
   if (key.empty()) throw InputError("--fit: an empty key (a stray comma?)");
   if (options.find_nothrow(key, false) == nullptr) {
-    throw InputError("--fit: '" + key + "' is not a platform key (see allreduce-sim --help)");
+    throw InputError("--fit: '" + key + "' is not a platform key" +
+                     unknown_key_hint(key, options, ""));
   }
   po::variables_map defaults;
   const char* const no_args[] = {"calibrate"};
@@ -454,8 +455,10 @@ int validate_main(int argc, const char* const* argv, std::ostream& out, std::ost
   try {
     po::options_description options("allreduce-sim validate");
     options.add_options()("help,h", "show this help")(
-        "data", po::value<std::string>(), "measurement CSV ([kernel,]P,payload_bytes,device_us)")(
-        "platform,p", po::value<std::string>(), "profile: a name in configs/ or an INI path")(
+        "data", po::value<std::string>(),
+        "measurement CSV: P,payload_bytes,device_us, optional kernel, core_num and codegen "
+        "columns")("platform,p", po::value<std::string>(),
+                   "profile: a name in configs/ or an INI path")(
         "csv", po::value<std::string>(), "also write the per-point table as CSV to FILE")(
         "jobs,j", po::value<int>()->default_value(2), "simulations run at once");
     const po::variables_map vm = parse_arguments(argc, argv, options);
@@ -508,7 +511,9 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
   try {
     po::options_description options("allreduce-sim calibrate");
     options.add_options()("help,h", "show this help")(
-        "data", po::value<std::string>(), "measurement CSV ([kernel,]P,payload_bytes,device_us)")(
+        "data", po::value<std::string>(),
+        "measurement CSV: P,payload_bytes,device_us, optional kernel, core_num and codegen "
+        "columns")(
         "platform,p", po::value<std::string>()->default_value("a2a3-910b2"),
         "base profile: a name in configs/ or an INI path; its values are the starting point")(
         "fit",

@@ -655,7 +655,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         "builtin_ring")("ranks", po::value<std::string>()->default_value("2,4,8"),
                         "rank counts P, comma-separated")(
         "minbytes,b", po::value<std::string>()->default_value("1KiB"),
-        "smallest size per rank: elements, or bytes with B, K/KiB, M/MiB, G/GiB")(
+        "smallest size per rank: elements, or bytes with B, K/KiB, M/MiB, G/GiB, T/TiB")(
         "maxbytes,e", po::value<std::string>()->default_value("4MiB"), "largest size per rank")(
         "stepfactor,f", po::value<int>()->default_value(2), "size multiplication factor")(
         "dtype", po::value<std::string>()->default_value("fp32"), "fp32 or fp16")(

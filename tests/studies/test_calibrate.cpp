@@ -167,11 +167,15 @@ TEST(Calibrate, BadCsvIsAClearErrorWithExitTwo) {
 }
 
 TEST(Calibrate, FitKeyMustBeAContinuousPlatformKey) {
-  for (const char* key : {"dma.queues", "no.such_key"}) {
+  const std::map<std::string, std::string> expected = {
+      {"dma.queues", "'dma.queues' is not a continuous number"},
+      {"no.such_key", "'no.such_key' is not a platform key; the sections are platform, ub"},
+      {"link.latency", "'link.latency' is not a platform key (did you mean 'link.latency_ns'?)"}};
+  for (const auto& [key, message] : expected) {
     const Command result =
         run_binary("calibrate -p a2a3 --data " + kData + "/validate-hand.csv --fit " + key);
     EXPECT_EQ(result.status, 2) << result.output;
-    EXPECT_NE(result.output.find(key), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find(message), std::string::npos) << result.output;
   }
 }
 
