@@ -96,7 +96,7 @@ struct PathSummary {
   std::map<std::string, Share> limits;         // transfer time by what bound it
   std::map<std::string, Share> remote_limits;  // remote transfers by limit key
   std::map<std::string, Share> keys;           // transfer time by the key of its limit
-  Share stretches[5];                          // transfer time by PathStep::Part
+  Share stretches[static_cast<std::size_t>(PathStep::Part::Latency) + 1];  // by PathStep::Part
   // Path time by the phase of its steps' rounds, in the order the path first meets them.
   std::vector<std::pair<std::string, std::uint64_t>> phases;
   int transfers = 0;
@@ -256,8 +256,8 @@ std::string part_name(Kind kind) {
 
 std::vector<std::string> key_notes(const RunResult& result, const PathSummary& summary) {
   std::vector<std::string> notes;
+  const Topology topology = result.request.platform.topology;
   for (const std::string& key : result.request.overridden_keys) {
-    const Topology topology = result.request.platform.topology;
     if (!read_by(key, topology)) {
       notes.push_back(key + " is not used by " + to_string(topology) +
                       ": no path of this topology crosses what it sets");
@@ -300,9 +300,7 @@ std::vector<std::string> key_notes(const RunResult& result, const PathSummary& s
                       "part of the path is its; compare with a run without it");
       continue;
     }
-    const bool rate =
-        std::find(std::begin(kRateKeys), std::end(kRateKeys), key) != std::end(kRateKeys);
-    if (rate) {
+    if (listed(key, std::begin(kRateKeys), std::end(kRateKeys))) {
       std::uint64_t bound_ps = 0;  // streaming at this rate, or held by a resource of it
       for (const auto& [limit_of, share] : summary.keys) {
         if (limit_of.find(key) != std::string::npos) bound_ps += share.ps;

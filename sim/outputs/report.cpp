@@ -192,11 +192,11 @@ struct RoundRow {
 // barrier waits alternate), the rank's rounds share one row per phase, of their means.
 constexpr std::size_t kRowsPerRank = 32;
 
-// The rows of one rank's rounds [first, last], phase by phase, each of the phase's means.
-void phase_rows(const std::vector<RoundRecord>& rounds, std::size_t owner, std::size_t first,
-                std::size_t last, std::vector<RoundRow>& rows) {
-  for (std::size_t k = first; k <= last; ++k) {
-    if (k > first && rows.back().means && rounds[k].phase == rounds[rows.back().first].phase &&
+// The rows of one rank's rounds, phase by phase, each of the phase's means.
+void phase_rows(const std::vector<RoundRecord>& rounds, std::size_t owner,
+                std::vector<RoundRow>& rows) {
+  for (std::size_t k = 0; k < rounds.size(); ++k) {
+    if (k > 0 && rounds[k].phase == rounds[rows.back().first].phase &&
         rounds[k].round == rounds[k - 1].round + 1) {
       rows.back().last = k;
     } else {
@@ -274,7 +274,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
     }
     if (grouped && rows.size() - rank_rows > kRowsPerRank) {
       rows.resize(rank_rows);
-      phase_rows(rounds, i, 0, rounds.size() - 1, rows);
+      phase_rows(rounds, i, rows);
       any_means = true;
     }
   }
