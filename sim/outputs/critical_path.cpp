@@ -369,20 +369,18 @@ std::vector<RoundLimits> round_limits(const RunResult& result) {
     int count;
   };
   struct Round {
-    std::string phase;
     int transfers = 0;
     std::vector<Class> classes;  // a handful: linear search beats a map
   };
-  std::map<int, Round> rounds;
+  // By round and phase: ranks that number their rounds alike may be in different phases at
+  // once (rhd's fold ranks hand back while the others are in their reduce-scatter).
+  std::map<std::pair<int, std::string>, Round> rounds;
   for (const RankStats& s : result.units()) {
     auto entry = rounds.end();
     for (const TransferRecord t : s.transfer_records) {
       // A rank's transfers come round by round: the round's entry is most often the last one.
-      if (entry == rounds.end() || entry->first != t.round) {
-        bool fresh = false;
-        std::tie(entry, fresh) = rounds.try_emplace(t.round);
-        if (fresh) entry->second.phase = phase_of(result, s.rank, t.round);
-      }
+      if (entry == rounds.end() || entry->first.first != t.round)
+        entry = rounds.try_emplace({t.round, phase_of(result, s.rank, t.round)}).first;
       Round& round = entry->second;
       ++round.transfers;
       const std::uint64_t id = limit_class_id(result, t);
@@ -396,8 +394,8 @@ std::vector<RoundLimits> round_limits(const RunResult& result) {
     }
   }
   std::vector<RoundLimits> out;
-  for (auto& [index, round] : rounds) {
-    RoundLimits limits{index, std::move(round.phase), round.transfers, {}};
+  for (auto& [key, round] : rounds) {
+    RoundLimits limits{key.first, key.second, round.transfers, {}};
     for (const Class& c : round.classes) limits.limits[limit_class(result, c.example)] += c.count;
     out.push_back(std::move(limits));
   }

@@ -414,6 +414,28 @@ TEST(KeyNotes, QueueRateIsLimitingTheMesh) {
 
 // The report's table of what bounds the transfers: a ring's reduce-scatter rounds are alike, as
 // are its all-gather rounds, so each shares a row; the JSON keeps every round.
+// Ranks that number their rounds alike may be in different phases at once: rhd at P = 3
+// folds rank 2 into rank 0 in round 1 while rank 1 starts its reduce-scatter, and hands the
+// result back in round 2. Each (round, phase) gets its row, and each is some rank's.
+TEST(RoundLimits, RanksInDifferentPhasesOfOneRoundGetARowEach) {
+  ScratchDir dir;
+  const nlohmann::json j =
+      run_json({"-p", "a2a3", "-d", "0,1,2", "--kernel", "rhd", "--size", "64KiB"}, dir);
+  std::set<std::pair<int, std::string>> of_ranks;
+  for (const auto& round : j.at("rounds"))
+    of_ranks.emplace(round.at("round").get<int>(), round.at("phase").get<std::string>());
+  std::set<std::string> first_round;
+  std::set<std::pair<int, std::string>> rows;
+  for (const auto& limits : j.at("transfer_limits")) {
+    const std::pair<int, std::string> row{limits.at("round").get<int>(),
+                                          limits.at("phase").get<std::string>()};
+    EXPECT_TRUE(rows.insert(row).second) << limits;
+    EXPECT_TRUE(of_ranks.count(row)) << limits;
+    if (row.first == 1) first_round.insert(row.second);
+  }
+  EXPECT_EQ(first_round, (std::set<std::string>{"RS", "fold"}));
+}
+
 TEST(RoundLimits, AlikeConsecutiveRoundsShareARow) {
   ScratchDir dir;
   std::string out;
