@@ -320,6 +320,19 @@ const Point* find_point(const std::vector<Point>& points, const std::string& ker
   return nullptr;
 }
 
+// Whether any of the points ran `kernel`.
+bool swept(const std::vector<Point>& points, const std::string& kernel) {
+  return std::any_of(points.begin(), points.end(),
+                     [&](const Point& p) { return p.kernel == kernel; });
+}
+
+// Whether a sweep has a mesh and a ring of one kind to show a crossover for, `has` telling
+// whether it has a kernel.
+template <typename Has>
+bool crossover_pair(Has has) {
+  return (has("mesh") && has("ring")) || (has("builtin_mesh") && has("builtin_ring"));
+}
+
 // How much faster the ring is than the mesh, in % of the mesh's time (negative: slower).
 double ring_gain_pct(double mesh_ns, double ring_ns) {
   return 100.0 * (mesh_ns - ring_ns) / mesh_ns;
@@ -353,13 +366,7 @@ std::string crossover_text(const std::vector<const Point*>& mesh,
 void print_crossovers(std::ostream& out, const std::vector<Point>& points,
                       const std::vector<Point>& ideal_points, const std::vector<int>& ranks,
                       const std::vector<std::uint64_t>& sizes, std::size_t element) {
-  const auto swept = [&](const char* kernel) {
-    return std::any_of(points.begin(), points.end(),
-                       [&](const Point& p) { return p.kernel == kernel; });
-  };
-  // Only where the sweep has a pair to compare.
-  if (!(swept("mesh") && swept("ring")) && !(swept("builtin_mesh") && swept("builtin_ring")))
-    return;
+  if (!crossover_pair([&](const char* kernel) { return swept(points, kernel); })) return;
   out << "\nCrossover: smallest payload from which the ring beats the mesh at every larger size\n"
       << "by more than " << std::fixed << std::setprecision(0) << kCrossoverTiePercent
       << " % (closer is a tie); [the margin there, and one size below]\n"
@@ -420,11 +427,9 @@ void print_fastest(std::ostream& out, const std::vector<Point>& points,
                    std::size_t element) {
   const std::vector<std::string> contenders = {"ring", "rhd", "hierarchical", "hierarchical/rhd"};
   // Only where the sweep has two of them to compare.
-  const auto swept = std::count_if(contenders.begin(), contenders.end(), [&](const auto& name) {
-    return std::any_of(points.begin(), points.end(),
-                       [&](const Point& p) { return p.kernel == name; });
-  });
-  if (swept < 2) return;
+  if (std::count_if(contenders.begin(), contenders.end(),
+                    [&](const std::string& name) { return swept(points, name); }) < 2)
+    return;
   out << "\nFastest of ring, rhd and hierarchical (/rhd: --inter rhd) per P and size (simulated; "
          "cards):\n";
   for (int p : ranks) {
@@ -790,11 +795,9 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     // The crossover is also shown on the ideal platform: the mesh and ring points once more,
     // run (and sharded, kept and merged) after the sweep's own points.
     std::vector<Point> ideal_points;
-    const auto swept = [&kernels](const char* k) {
+    const bool pairs = crossover_pair([&kernels](const char* k) {
       return std::find(kernels.begin(), kernels.end(), k) != kernels.end();
-    };
-    const bool pairs =
-        (swept("mesh") && swept("ring")) || (swept("builtin_mesh") && swept("builtin_ring"));
+    });
     const std::size_t sweep_points = points.size();
     for (std::size_t i = 0; !ideal && pairs && i < sweep_points; ++i) {
       const std::string& k = points[i].kernel;
