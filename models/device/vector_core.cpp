@@ -97,7 +97,8 @@ VectorCore::VectorCore(sc_core::sc_module_name name, const PlatformConfig& confi
       dsb_cost_(clock_.cycles(config.dsb_cycles)),
       poll_period_(clock_.cycles(config.poll_period_cycles)),
       invalidate_cost_(clock_.cycles(config.cache_invalidate_cycles)),
-      reduce_startup_(clock_.cycles(config.vector_startup_cycles)),
+      reduce_startup_(
+          clock_.cycles(config.reduce_startup_cycles(binding_.problem->op == ReduceOp::Prod))),
       launch_offset_(clock_.cycles(config.launch_offset_cycles * binding_.rank)),
       launch_setup_(clock_.cycles(config.launch_setup_cycles)),
       notify_atomic_(new AtomicWrite) {

@@ -48,8 +48,13 @@ struct PlatformConfig {
   // each with its own unified buffer and DMA queues, sharing the device's memory and links.
   int vector_cores = 1;
 
-  // Vector unit: a reduce costs startup + bytes / bytes_per_cycle.
+  // Vector unit: a reduce costs startup + bytes / bytes_per_cycle. A product's multiply starts
+  // up a cycle later than an add, max or min (the hardware sheet's estimates: add 6, mul 7).
   double vector_startup_cycles = 6;
+  double vector_mul_startup_cycles = 7;
+  double reduce_startup_cycles(bool multiplies) const {
+    return multiplies ? vector_mul_startup_cycles : vector_startup_cycles;
+  }
   double vector_bytes_per_cycle = 128;
 
   // Global memory (HBM) of a device.

@@ -263,6 +263,14 @@ std::vector<std::string> key_notes(const RunResult& result, const PathSummary& s
                       ": no path of this topology crosses what it sets");
       continue;
     }
+    const bool multiplies = result.request.problem.op == ReduceOp::Prod;
+    if ((key == "vector.startup_cycles" && multiplies) ||
+        (key == "vector.mul_startup_cycles" && !multiplies)) {
+      notes.push_back(key + " is not used by op " + to_string(result.request.problem.op) +
+                      (multiplies ? ": a product's reduces start up by vector.mul_startup_cycles"
+                                  : ": only prod's reduces multiply"));
+      continue;
+    }
     if (listed(key, std::begin(kLatencyKeys), std::end(kLatencyKeys))) {
       const PathSummary::Share& latency =
           summary.stretches[static_cast<std::size_t>(PathStep::Part::Latency)];

@@ -22,7 +22,7 @@ namespace {
 
 // The platform's costs in ps and bytes per ps, as the models charge them.
 struct Costs {
-  explicit Costs(const PlatformConfig& c)
+  Costs(const PlatformConfig& c, ReduceOp op)
       : config(c),
         fabric(c),
         ps_per_cycle(1000.0 / c.clock_GHz),
@@ -41,7 +41,7 @@ struct Costs {
         invalidate(c.codegen.wait_invalidate == Codegen::WaitInvalidate::None
                        ? 0.0
                        : c.cache_invalidate_cycles * ps_per_cycle),
-        vector_startup(c.vector_startup_cycles * ps_per_cycle),
+        vector_startup(c.reduce_startup_cycles(op == ReduceOp::Prod) * ps_per_cycle),
         vector_rate(c.vector_bytes_per_cycle / ps_per_cycle) {}
 
   // One-way latency of the interconnect between two devices (0 on the same device).
@@ -730,7 +730,7 @@ Card cost_card(const std::string& kernel, const Problem& problem, const Platform
   // The HOST builtins run the runtime's own synchronisation, as in a run.
   PlatformConfig sync_config = config;
   if (find_kernel(kernel).runtime_kernel) sync_config.codegen = runtime_kernel_sync();
-  const Costs costs(sync_config);
+  const Costs costs(sync_config, problem.op);
   Card card;
   card.kernel = kernel;
   // A rank's card is its slowest block's, with the counts of all its blocks.

@@ -7,7 +7,8 @@
 //   alpha_l  = dma.setup + gm.read_latency (gm.write_latency for a store)   local load/store
 //   beta     = 1 / min(dma.remote rate, link rate, gm rate)   per remotely read byte
 //   beta_l   = 1 / min(MTE2 (MTE3) rate, gm rate)             per locally moved byte
-//   gamma    = 1 / vector.bytes_per_cycle; gamma_0 = vector.startup_cycles (a reduce's alpha)
+//   gamma    = 1 / vector.bytes_per_cycle; gamma_0 = vector.startup_cycles (a reduce's alpha;
+//            vector.mul_startup_cycles for prod)
 //   nu       = sync.pipe_barrier + sync.cache_flush + sync.notify   cost of one notify
 //   lambda   = path latency + gm.write_latency                flight of a notify
 //   w(d)     = (ceil(d / T) + 1) T + sync.cache_invalidate    a wait that starts d before its

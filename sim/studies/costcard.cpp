@@ -260,6 +260,7 @@ void print_points(std::ostream& out, const std::vector<Point>& points, bool per_
     if (per_round) {
       const RankStats& s = slowest(p.run.result);
       const RankCard& k = p.card.ranks.at(static_cast<std::size_t>(s.rank));
+      out << "      rank " << s.rank << ", the last to finish: measured ns, card ns, deviation\n";
       for (std::size_t i = 0; i < s.rounds.size() && i < k.rounds.size(); ++i) {
         const RoundRecord& m = s.rounds[i];
         const std::uint64_t end = i + 1 < s.rounds.size() ? s.rounds[i + 1].start_ps : s.finish_ps;

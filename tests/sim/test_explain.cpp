@@ -381,11 +381,15 @@ TEST(KeyNotes, EveryKeyGivenGetsOneNote) {
   }
   for (const std::string& key : keys) EXPECT_EQ(notes[key], 1) << key;
   EXPECT_EQ(notes.size(), keys.size());
-  std::string superpod;
-  for (const auto& note : j.at("key_notes"))
-    if (note.get<std::string>().rfind("superpod.nodes ", 0) == 0) superpod = note;
-  EXPECT_EQ(superpod,
+  const auto note_of = [&j](const std::string& key) {
+    for (const auto& note : j.at("key_notes"))
+      if (note.get<std::string>().rfind(key + " ", 0) == 0) return note.get<std::string>();
+    return std::string();
+  };
+  EXPECT_EQ(note_of("superpod.nodes"),
             "superpod.nodes is not used by cluster: no path of this topology crosses what it sets");
+  EXPECT_EQ(note_of("vector.mul_startup_cycles"),
+            "vector.mul_startup_cycles is not used by op sum: only prod's reduces multiply");
 }
 
 TEST(KeyNotes, QueueRateIsLimitingTheMesh) {

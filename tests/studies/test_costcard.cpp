@@ -317,6 +317,21 @@ TEST(CardTerms, BarrierAndRatesFromTheConfig) {
   EXPECT_NEAR(card.terms.alpha_ns, 2 * 1500.0 + 1400.0 / 1.8, 1e-6);
   EXPECT_NEAR(card.terms.beta_ns_per_byte, 1.0 / 28.0, 1e-9);  // the link, 28 GB/s
   EXPECT_NEAR(card.terms.gamma_ns_per_byte, 1.0 / (128 * 1.8), 1e-9);
+  EXPECT_NEAR(card.terms.gamma_startup_ns, 6 / 1.8, 1e-9);  // an add's start-up
+}
+
+// Prod's reduces start up by the multiply's 7 cycles, on the card as in the run.
+TEST(CardTerms, ProdStartsUpByTheMultiply) {
+  Problem problem;
+  problem.ranks = 4;
+  problem.elements = 16384;
+  problem.op = ReduceOp::Prod;
+  const Card product = cost_card("ring", problem, a2a3());
+  EXPECT_NEAR(product.terms.gamma_startup_ns, 7 / 1.8, 1e-9);
+  problem.op = ReduceOp::Sum;
+  const Card sum = cost_card("ring", problem, a2a3());
+  // Three reduce-scatter rounds each reduce one chunk on every rank's path.
+  EXPECT_NEAR(product.time_ns - sum.time_ns, 3 / 1.8, 1e-6);
 }
 
 TEST(CardErrors, UnknownKernelAndTooManyRanks) {
