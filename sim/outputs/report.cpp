@@ -18,6 +18,20 @@ double ps_to_ns(std::uint64_t ps) {
   return static_cast<double>(ps) / 1000.0;
 }
 
+// A value right-aligned in a column `width` wide, formatted as `format` formats: one too wide
+// for its column gets a space before it, so that it shifts the rest of its row rather than
+// running into the value on its left.
+template <typename T>
+std::string cell(const std::ostream& format, int width, const T& value) {
+  std::ostringstream text;
+  text.copyfmt(format);
+  text.width(0);
+  text << value;
+  const std::string s = text.str();
+  if (s.size() >= static_cast<std::size_t>(width)) return " " + s;
+  return std::string(static_cast<std::size_t>(width) - s.size(), ' ') + s;
+}
+
 // "R" for a rank, "R.B" for block B of rank R when the run has blocks.
 std::string owner_label(const RunResult& result, const RankStats& s) {
   return std::to_string(s.rank) + (result.blocks.empty() ? "" : "." + std::to_string(s.block));
@@ -27,10 +41,10 @@ void print_blocks(std::ostream& out, const RunResult& result) {
   out << "\nrank  block  remote_read_B  notifies  waits  polls  ub_peak_B   start_ns       "
          "finish_ns\n";
   for (const RankStats& s : result.blocks) {
-    out << std::setw(4) << s.rank << std::setw(7) << s.block << std::setw(15) << s.remote_read_bytes
-        << std::setw(10) << s.notifies << std::setw(7) << s.waits << std::setw(7) << s.polls
-        << std::setw(11) << s.ub_peak_bytes << std::setw(11) << ps_to_ns(s.start_ps)
-        << std::setw(16) << (s.finished ? ps_to_ns(s.finish_ps) : 0.0)
+    out << std::setw(4) << s.rank << cell(out, 7, s.block) << cell(out, 15, s.remote_read_bytes)
+        << cell(out, 10, s.notifies) << cell(out, 7, s.waits) << cell(out, 7, s.polls)
+        << cell(out, 11, s.ub_peak_bytes) << cell(out, 11, ps_to_ns(s.start_ps))
+        << cell(out, 16, s.finished ? ps_to_ns(s.finish_ps) : 0.0)
         << (s.finished ? "" : "  (blocked)") << "\n";
   }
 }
@@ -49,8 +63,7 @@ void print_sync(std::ostream& out, const RunResult& result, std::size_t shown) {
         if (cost.count == 0) continue;
         out << std::setw(4) << owner_label(result, s) << std::setw(7) << s.rounds[i].round << "  "
             << std::left << std::setw(14) << to_string(static_cast<SyncInstruction>(k))
-            << std::right << std::setw(9) << cost.count << std::setw(15) << ps_to_ns(cost.ps)
-            << "\n";
+            << std::right << cell(out, 9, cost.count) << cell(out, 15, ps_to_ns(cost.ps)) << "\n";
       }
     }
   }
@@ -154,11 +167,11 @@ void print_ranks(std::ostream& out, const RunResult& result, const ReportOptions
     }
     const std::uint64_t n = row.last - row.first + 1;
     out << std::setw(static_cast<int>(rank_width)) << rank_label(row)
-        << std::setw(static_cast<int>(device_width + 2)) << device_label(row) << std::setw(15)
-        << s.remote_read_bytes << std::setw(16) << s.remote_write_bytes << std::setw(10)
-        << s.notifies << std::setw(7) << s.waits << std::setw(7) << (polls + n / 2) / n
-        << std::setw(11) << s.ub_peak_bytes << std::setw(11) << ps_to_ns(s.start_ps)
-        << std::setw(16) << (s.finished ? ps_to_ns((finish_ps + n / 2) / n) : 0.0)
+        << std::setw(static_cast<int>(device_width + 2)) << device_label(row)
+        << cell(out, 15, s.remote_read_bytes) << cell(out, 16, s.remote_write_bytes)
+        << cell(out, 10, s.notifies) << cell(out, 7, s.waits) << cell(out, 7, (polls + n / 2) / n)
+        << cell(out, 11, s.ub_peak_bytes) << cell(out, 11, ps_to_ns(s.start_ps))
+        << cell(out, 16, s.finished ? ps_to_ns((finish_ps + n / 2) / n) : 0.0)
         << (s.finished ? "" : "  (blocked)") << "\n";
     if (fewest != most || earliest != latest) {
       const auto at = [&](std::size_t i) {
@@ -291,12 +304,12 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
     const RoundRecord& r = rounds[row.first];
     out << std::setw(4) << owner_label(result, owners[row.owner])
         << std::setw(static_cast<int>(round_width)) << round_label(row) << "  " << std::left
-        << std::setw(static_cast<int>(phase_width)) << r.phase << std::right << std::setw(13)
-        << ps_to_ns(r.start_ps);
+        << std::setw(static_cast<int>(phase_width)) << r.phase << std::right
+        << cell(out, 13, ps_to_ns(r.start_ps));
     if (!row.means || row.first == row.last) {
-      out << std::setw(14) << ps_to_ns(r.barrier_ps) << std::setw(14) << ps_to_ns(r.transfer_ps)
-          << std::setw(14) << ps_to_ns(r.reduce_ps) << std::setw(14) << r.bytes << std::setw(14)
-          << r.remote_bytes << "\n";
+      out << cell(out, 14, ps_to_ns(r.barrier_ps)) << cell(out, 14, ps_to_ns(r.transfer_ps))
+          << cell(out, 14, ps_to_ns(r.reduce_ps)) << cell(out, 14, r.bytes)
+          << cell(out, 14, r.remote_bytes) << "\n";
       continue;
     }
     // Means, and the range of each figure that varies over the phase's rounds.
@@ -313,7 +326,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
       }
       // A count alike in every round prints as the exact rows do: bytes whole.
       if (low == high && scale == 1.0) {
-        out << std::setw(14) << low;
+        out << cell(out, 14, low);
         return;
       }
       if (low != high) {
@@ -323,7 +336,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
               << " to " << static_cast<double>(high) / scale;
         ranges += range.str();
       }
-      out << std::setw(14) << sum / n / scale;
+      out << cell(out, 14, sum / n / scale);
     };
     column(&RoundRecord::barrier_ps, "barrier_ns", 1000.0);
     column(&RoundRecord::transfer_ps, "transfer_ns", 1000.0);

@@ -186,22 +186,53 @@ RunRequest ring8_request(int ranks, DType dtype, ReduceOp op, const std::string&
 }
 
 // Each rank of the mesh adds its peers in an order of its own; at 256 ranks FP16 sums of inputs
-// in [-2, 2) rounded differently on some (0.797 and 0.813 for 0.766) and failed the golden.
+// in [-2, 2) rounded differently on some (0.797 and 0.813 for 0.766) and failed the golden. The
+// inputs now keep every FP16 sum exact in any order, and the check asks for it exactly.
 TEST(Golden, Fp16MeshSumOver256RanksMatchesTheGolden) {
   const RunResult result = run_allreduce(ring8_request(256, DType::FP16, ReduceOp::Sum, "mesh"));
   ASSERT_TRUE(result.completed) << result.failure;
   ASSERT_TRUE(result.checked);
   EXPECT_EQ(result.mismatch_count, 0u);
-  EXPECT_DOUBLE_EQ(result.rtol, 1e-2);
+  EXPECT_EQ(result.rtol, 0.0);
+  EXPECT_EQ(result.atol, 0.0);
 }
 
-// A product of 256 FP16 values rounds 255 times: its tolerance grows by a unit roundoff each.
+// A product of 256 FP16 values rounds 255 times: its tolerance grows by a unit roundoff each;
+// its absolute slack is FP16's smallest normal number.
 TEST(Golden, Fp16ProductOver256RanksIsCheckedWithItsRoundings) {
   const RunResult result = run_allreduce(ring8_request(256, DType::FP16, ReduceOp::Prod, "mesh"));
   ASSERT_TRUE(result.completed) << result.failure;
   ASSERT_TRUE(result.checked);
   EXPECT_EQ(result.mismatch_count, 0u);
-  EXPECT_DOUBLE_EQ(result.rtol, 1e-2 + 255 * 0x1p-11);
+  EXPECT_DOUBLE_EQ(result.rtol, 255 * 0x1p-11);
+  EXPECT_DOUBLE_EQ(result.atol, 0x1p-14);
+}
+
+// Rank 0 launches first and skips every wait: it pulls its 127 peers' windows before they hold
+// their inputs, and each of its 64 products comes out 0. Every one is wrong, also those whose
+// true product is so small that 0 fell within the former slack of 1e-2 + (1e-2 + 127 u) x
+// product (four of them), which let them through.
+TEST(Golden, Fp16ProductsNearZeroAreCheckedToo) {
+  RunRequest request = ring8_request(128, DType::FP16, ReduceOp::Prod, "mesh");
+  request.problem.elements = 64;
+  request.platform.launch_offset_cycles = 20000;
+  for (int wait = 0; wait < 127; ++wait)
+    request.faults.push_back(Fault::parse("skip-wait:0:" + std::to_string(wait)));
+  const RunResult result = run_allreduce(request);
+  ASSERT_TRUE(result.completed) << result.failure;
+  ASSERT_TRUE(result.checked);
+  EXPECT_EQ(result.mismatch_count, 64u);
+  for (const auto& wrong : result.mismatches) {
+    EXPECT_EQ(wrong.rank, 0);
+    EXPECT_EQ(wrong.got, 0.0);
+  }
+  int near_zero = 0;
+  for (std::uint64_t i = 0; i < 64; ++i) {
+    double product = 1;
+    for (int r = 0; r < 128; ++r) product *= input_value(request.problem, r, i);
+    near_zero += product <= 1e-2 + (1e-2 + 127 * 0x1p-11) * product;
+  }
+  EXPECT_EQ(near_zero, 4);
 }
 
 }  // namespace
