@@ -406,8 +406,9 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   request.quiet = vm.count("quiet") > 0;
   command.report.ranks_shown = parse_ranks_shown(vm["ranks-shown"].as<std::string>());
   request.max_sim_time_ns = vm["max-sim-time"].as<double>();
-  if (!(request.max_sim_time_ns > 0) || request.max_sim_time_ns > 1e15) {
-    throw InputError("--max-sim-time: must be a positive number of ns up to 1e15");
+  // Simulated time counts whole picoseconds: a shorter limit would be none.
+  if (!(request.max_sim_time_ns >= 1e-3) || request.max_sim_time_ns > 1e15) {
+    throw InputError("--max-sim-time: must be a number of ns from 0.001 (1 ps) up to 1e15");
   }
   if (vm.count("memory-limit"))
     request.memory_limit_bytes = parse_memory_limit(vm["memory-limit"].as<std::string>());
@@ -416,6 +417,9 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       request.faults.push_back(Fault::parse(text));
   }
   OutputPaths outputs;
+  outputs.read("-p", resolve_platform_path(vm["platform"].as<std::string>()));
+  if (vm.count("codegen"))
+    outputs.read("--codegen", resolve_codegen_path(vm["codegen"].as<std::string>()));
   command.json_path = outputs.take(vm, "--json");
   command.schedule_path = outputs.take(vm, "--dump-schedule");
   command.schedule_times = vm.count("dump-schedule-times") > 0;
@@ -423,8 +427,8 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
     throw InputError("--dump-schedule-times: needs --dump-schedule FILE");
   }
   request.vcd_path = outputs.take(vm, "--vcd");
-  command.gtkw_path = request.vcd_path.empty() ? "" : gtkw_path_for(request.vcd_path);
-  if (!command.gtkw_path.empty()) outputs.add("--vcd (its GTKWave save file)", command.gtkw_path);
+  const std::string gtkw_path = request.vcd_path.empty() ? "" : gtkw_path_for(request.vcd_path);
+  if (!gtkw_path.empty()) outputs.add("--vcd (its GTKWave save file)", gtkw_path);
   request.record_schedule = !command.schedule_path.empty();
   request.trace_path = outputs.take(vm, "--trace");
   if (vm.count("trace-devices"))
@@ -455,11 +459,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       if (std::strcmp(argv[1], sub.name) == 0) return sub.main(argc - 1, argv + 1, out, err);
     }
   }
-  std::string vcd_path;
-  std::string gtkw_path;
-  // Bad input: the message, exit code 2, and no waveform left half made.
+  // Bad input: the message and exit code 2; no output file is written (or touched) then.
   const auto refuse = [&](const std::string& message) {
-    for (const std::string& path : {vcd_path, gtkw_path}) remove_output(path);
     err << "allreduce-sim: error: " << message << "\n";
     return 2;
   };
@@ -470,8 +471,6 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       return 0;
     }
     const RunRequest& request = command.request;
-    vcd_path = request.vcd_path;
-    gtkw_path = command.gtkw_path;
     const RunResult result = run_allreduce(request);
     if (!result.refused.empty()) return refuse(result.refused);
     print_report(out, result, command.report);

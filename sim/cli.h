@@ -21,7 +21,6 @@ struct CommandLine {
   std::string json_path;      // empty: no JSON
   std::string schedule_path;  // empty: no schedule dump
   bool schedule_times = false;
-  std::string gtkw_path;  // the GTKWave save file written beside the VCD
   ReportOptions report;
 };
 

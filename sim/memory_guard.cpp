@@ -527,21 +527,57 @@ std::string size_option(const RunRequest& request) {
   }
 }
 
-// "fewer ranks (--cluster.servers)": with every device taking part, the option that sized the
-// platform sets the ranks; otherwise -d does.
-std::string fewer_ranks(const RunRequest& request) {
+// With every device taking part, the option that sized the platform sets the ranks; otherwise
+// -d does.
+std::string ranks_option(const RunRequest& request) {
   const bool every_device =
       request.devices.size() == static_cast<std::size_t>(request.platform.devices);
   const std::string given = size_option_given(request);
-  return "fewer ranks (" + (every_device && !given.empty() ? given : "-d") + ")";
+  return every_device && !given.empty() ? given : "-d";
 }
 
-// What would shrink the run, naming only what the request does not already do. The device
-// models and the signal cells grow with the ranks, not with --size.
+// "fewer ranks (--cluster.servers)".
+std::string fewer_ranks(const RunRequest& request) {
+  return "fewer ranks (" + ranks_option(request) + ")";
+}
+
+// What the run's memory grows with most, and so what would shrink it: the platform's devices
+// (their models cost all the same, taking part or not), the ranks (device models, signal cells,
+// routes), the calls of --repeat (their records), or the size (payloads and their copies).
+struct Cause {
+  std::string option;  // the option the refusal names first
+  std::string remedy;  // "" for a smaller --size
+};
+
+Cause cause_of(const RunRequest& request, const Problem& problem, const MemoryEstimate& estimate) {
+  // Devices that take no part cost their models all the same.
+  const std::uint64_t with_devices = std::min(
+      estimate.fixed, static_cast<std::uint64_t>(request.platform.devices) * kDeviceOverheadBytes);
+  const std::uint64_t with_ranks =
+      estimate.fixed - with_devices + estimate.signal_cells + estimate.routes;
+  const std::uint64_t with_calls = estimate.records + estimate.traces + estimate.timeline;
+  const std::uint64_t with_size =
+      estimate.global_memory + estimate.unified_buffers + estimate.staging;
+  // Counted in part (the count stopped at the limit), a part dominates when it is the largest;
+  // counted whole, when it is most of the total.
+  const auto dominates = [&](std::uint64_t part) {
+    return estimate.counted_in_part
+               ? part >= std::max({with_devices, with_ranks, with_calls, with_size})
+               : part > estimate.total() / 2;
+  };
+  if (dominates(with_devices))
+    return {size_option(request), "a smaller platform (" + size_option(request) + ")"};
+  if (dominates(with_ranks)) return {ranks_option(request), fewer_ranks(request)};
+  if (problem.repeat > 1 && dominates(with_calls)) return {"--repeat", "fewer calls (--repeat)"};
+  return {"--size", ""};
+}
+
+// What would shrink the run, naming only what the request does not already do and what helps:
+// --timing-only drops the payloads, not the cells, routes or records.
 std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
-                     std::uint64_t limit) {
+                     const Cause& cause) {
   std::vector<std::string> ways;
-  if (!request.timing_only) ways.push_back("--timing-only");
+  if (!request.timing_only && cause.remedy.empty()) ways.push_back("--timing-only");
   // A trace keeps the records whatever -q says.
   if (estimate.records > 0 && !request.quiet && request.trace_path.empty())
     ways.push_back("-q (no records)");
@@ -549,19 +585,7 @@ std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
     ways.push_back("--vcd-devices to show fewer devices");
   if (!request.trace_path.empty() && request.trace_devices.empty())
     ways.push_back("--trace-devices to show fewer devices");
-  // Counted in part, the charges counted may yet outgrow a part: it dominates only past the
-  // limit on its own.
-  const auto dominates = [&](std::uint64_t part) {
-    return estimate.counted_in_part ? part > limit : part > estimate.total() / 2;
-  };
-  // Devices that take no part cost their models all the same.
-  if (dominates(static_cast<std::uint64_t>(request.platform.devices) * kDeviceOverheadBytes)) {
-    ways.push_back("a smaller platform (" + size_option(request) + ")");
-  } else if (dominates(estimate.fixed + estimate.signal_cells + estimate.routes)) {
-    ways.push_back(fewer_ranks(request));
-  } else {
-    ways.push_back("a smaller --size");
-  }
+  ways.push_back(cause.remedy.empty() ? "a smaller --size" : cause.remedy);
   std::string text;
   for (const std::string& way : ways) text += way + ", ";
   return text + "or a larger --memory-limit";
@@ -664,12 +688,13 @@ void check_memory(const RunRequest& request, const KernelSpec& kernel, const Pro
   if (!request.trace_path.empty())
     parts += ", timeline trace " + more + format_bytes(estimate.timeline);
   parts += ", device models " + format_bytes(estimate.fixed);
-  throw InputError("--size: " + std::to_string(problem.elements) + " elements per rank on " +
-                   std::to_string(request.devices.size()) + " ranks needs " +
-                   (estimate.counted_in_part ? "more than " : "about ") +
+  const Cause cause = cause_of(request, problem, estimate);
+  throw InputError(cause.option + ": " + std::to_string(problem.elements) +
+                   " elements per rank on " + std::to_string(request.devices.size()) +
+                   " ranks needs " + (estimate.counted_in_part ? "more than " : "about ") +
                    format_bytes(estimate.total()) + " of host memory (" + parts +
                    "), more than the memory limit of " + format_bytes(limit) + "; use " +
-                   remedies(request, estimate, limit));
+                   remedies(request, estimate, cause));
 }
 
 }  // namespace ars

@@ -411,7 +411,6 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (vcd) result.refused = vcd->close();
 
   if (outcome.whole_transfers_conflicted) {
     if (meeting != nullptr) {
@@ -458,7 +457,9 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
     }
     if (platform.blocks() > 1) result.ranks.push_back(sum_blocks(result.blocks, r));
   }
-  if (result.refused.empty()) result.refused = unapplied_fault(request, result);
+  result.refused = unapplied_fault(request, result);
+  // Written only now: a refused run leaves the file the user had there as it was.
+  if (vcd && result.refused.empty()) result.refused = vcd->write();
   if (!result.refused.empty()) return result;
   const std::uint64_t burst = request.platform.dma_burst_bytes;
   for (const RankStats& s : result.ranks) result.simulated_operations += s.bursts(burst);

@@ -33,10 +33,18 @@ Layout layout(const Problem& p) {
   const int rounds = 2 * (p.ranks - 1);
   const auto [rows, cols] = p.signal_shape.value_or(std::pair{rounds, p.ranks});
   if (cols != p.ranks || rows != 2 * (cols - 1)) {
+    // Both numbers of what is off: the columns against P, the rows against 2(C-1) for its C.
+    std::string off;
+    if (cols != p.ranks)
+      off = "columns " + std::to_string(cols) + ", expected P = " + std::to_string(p.ranks);
+    if (rows != 2 * (cols - 1)) {
+      off += (off.empty() ? "" : "; ") + std::string("rows ") + std::to_string(rows) +
+             ", expected 2(C-1) = " + std::to_string(2 * (cols - 1)) + " for its " +
+             std::to_string(cols) + " columns";
+    }
     throw InputError("builtin allreduce mode ring needs a signal of shape [2(P-1),P] = " +
                      shape_text(rounds, p.ranks) + " at P = " + std::to_string(p.ranks) + ", got " +
-                     shape_text(rows, cols) + " (rows " + std::to_string(rows) + ", expected " +
-                     std::to_string(rounds) + ")");
+                     shape_text(rows, cols) + " (" + off + ")");
   }
   return {{{"data", p.elements}}, {{"signal", rows, cols}}};
 }

@@ -32,7 +32,8 @@ std::uint32_t UnifiedBuffer::allocate(std::uint64_t bytes) {
   if (candidate + size > usable_) {
     throw InputError("UB overflow: asked for " + std::to_string(bytes) + " bytes with " +
                      std::to_string(in_use_) + " of " + std::to_string(usable_) +
-                     " usable bytes in use (limit " + std::to_string(usable_) + ")");
+                     " usable bytes in use (limit " + std::to_string(usable_) +
+                     ", ub.usable_bytes)");
   }
   regions_.emplace(static_cast<std::uint32_t>(candidate), size);
   if (candidate == prefix_end_) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -63,7 +64,8 @@ void load_codegen(const std::string& path, PlatformConfig& config) {
   if (!fs::is_regular_file(path, error)) {
     throw InputError("--codegen: no such profile file: " + path);
   }
-  std::ifstream in(path);
+  std::ifstream file(path);
+  std::istringstream in(read_checked_ini(file, "codegen profile " + path));
   Codegen& c = config.codegen;
   std::string barrier = to_string(c.notify_barrier);
   std::string invalidate = to_string(c.wait_invalidate);

@@ -312,6 +312,10 @@ std::string resolve_platform_path(const std::string& name_or_path, const std::st
   }
   const std::string name = name_or_path == "a2a3sim" ? "a2a3" : name_or_path;
   const std::vector<std::string> names = platform_names();
+  if (names.empty()) {
+    throw InputError(asked_by + ": no platform configs in " + config_dir() +
+                     " (set ARS_CONFIG_DIR to the project's configs/), or give an INI path");
+  }
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     throw InputError(asked_by + ": unknown platform '" + name + "'" + did_you_mean(name, names) +
                      "; the platforms in configs/ are " + join(names) + ", or give an INI path");
@@ -329,6 +333,29 @@ void reject_placeholder(const std::string& text, const std::string& where) {
 }
 
 }  // namespace
+
+std::string read_checked_ini(std::istream& file, const std::string& described) {
+  std::ostringstream text;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    // The byte order mark an editor may put first, which Boost would take for part of a key.
+    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+    const std::string where = described + " line " + std::to_string(number);
+    // Random bytes or a binary named by mistake would otherwise be echoed back in an error.
+    const auto control = std::find_if(line.begin(), line.end(), [](unsigned char c) {
+      return (c < 0x20 && c != '\t' && c != '\r') || c == 0x7f;
+    });
+    if (control != line.end()) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(*control));
+      throw InputError(where + " is not text (byte " + byte + " at column " +
+                       std::to_string(control - line.begin() + 1) + ")");
+    }
+    reject_placeholder(line, where);
+    text << line << "\n";
+  }
+  return text.str();
+}
 
 // What follows "unrecognised option 'X'": the nearest name, else the keys of X's section
 // (`link.`), else the sections there are (every name written `prefix` + name).
@@ -434,29 +461,6 @@ IniNotes read_notes(const std::string& text, const std::string& origin) {
   return notes;
 }
 
-std::string read_checked(std::istream& file, const std::string& origin) {
-  std::ostringstream text;
-  std::string line;
-  for (int number = 1; std::getline(file, line); ++number) {
-    // The byte order mark an editor may put first, which Boost would take for part of a key.
-    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
-    const std::string where = "config file " + origin + " line " + std::to_string(number);
-    // Random bytes or a binary named by mistake would otherwise be echoed back in an error.
-    const auto control = std::find_if(line.begin(), line.end(), [](unsigned char c) {
-      return (c < 0x20 && c != '\t' && c != '\r') || c == 0x7f;
-    });
-    if (control != line.end()) {
-      char byte[8];
-      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(*control));
-      throw InputError(where + " is not text (byte " + byte + " at column " +
-                       std::to_string(control - line.begin() + 1) + ")");
-    }
-    reject_placeholder(line, where);
-    text << line << "\n";
-  }
-  return text.str();
-}
-
 LoadedPlatform load_at_depth(const std::string& path, const po::variables_map& overrides,
                              int depth);
 
@@ -472,7 +476,7 @@ std::string base_path(const std::string& base, const std::string& origin) {
 
 LoadedPlatform parse_at_depth(std::istream& file, const std::string& origin,
                               const po::variables_map& overrides, int depth) {
-  const std::string text = read_checked(file, origin);
+  const std::string text = read_checked_ini(file, "config file " + origin);
   const IniNotes notes = read_notes(text, origin);
   LoadedPlatform loaded;
   loaded.path = origin;
@@ -597,6 +601,9 @@ PlatformConfig parse_platform(std::istream& in, const std::string& origin,
 
 void validate(const PlatformConfig& config) {
   for (const Key& key : keys()) key.check(config);
+  // Reports, plots and a sweep's points are named after it.
+  if (config.name.empty())
+    throw InputError("config key 'platform.name' is empty: name the platform");
   if (config.structural_devices() != 0 && config.devices != config.structural_devices()) {
     throw InputError("config key 'platform.devices' = " + std::to_string(config.devices) + ": a " +
                      to_string(config.topology) + " has " +

@@ -58,6 +58,11 @@ LoadedPlatform load_platform_sources(const std::string& path,
 PlatformConfig load_platform(const std::string& path,
                              const boost::program_options::variables_map& overrides);
 
+// The text of an INI file, refused (InputError naming `described` and the line) when a line
+// holds a control byte or a %word% placeholder, which Boost.Program_options would echo or
+// expand forever; a leading byte order mark is dropped.
+std::string read_checked_ini(std::istream& file, const std::string& described);
+
 // As load_platform, from INI text already open; `origin` names it in messages.
 PlatformConfig parse_platform(std::istream& in, const std::string& origin,
                               const boost::program_options::variables_map& overrides);

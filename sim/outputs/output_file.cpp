@@ -1,5 +1,6 @@
 #include "sim/outputs/output_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -38,15 +39,47 @@ std::string OutputPaths::take(const boost::program_options::variables_map& vm,
 
 void OutputPaths::add(const std::string& what, const std::string& path) {
   check_writable(what, path);
+  const File file = identify(what, path, true);
+  check_against_taken(file, path);
+  taken_.push_back(file);
+}
+
+void OutputPaths::read(const std::string& what, const std::string& path) {
+  const File file = identify(what, path, false);
+  check_against_taken(file, path);
+  taken_.push_back(file);
+}
+
+OutputPaths::File OutputPaths::identify(const std::string& what, const std::string& path,
+                                        bool written) const {
+  namespace fs = std::filesystem;
   std::error_code error;
-  std::string compared =
-      std::filesystem::weakly_canonical(std::filesystem::absolute(path, error), error).string();
-  if (error) compared = path;
-  for (const auto& [other, other_path] : taken_) {
-    if (other_path == compared)
-      throw InputError(what + ": " + path + " is written by " + other + " too");
+  fs::path reached = fs::absolute(path, error);
+  // A link that names a file not made yet still names it: follow the links by hand.
+  for (int hops = 0; hops < 40 && fs::is_symlink(reached, error); ++hops) {
+    const fs::path target = fs::read_symlink(reached, error);
+    if (error) break;
+    reached = target.is_absolute() ? target : reached.parent_path() / target;
   }
-  taken_.emplace_back(what, compared);
+  File file{what, fs::weakly_canonical(reached, error).string(), "", written};
+  if (error) file.path = path;
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0)
+    file.inode = std::to_string(status.st_dev) + ":" + std::to_string(status.st_ino);
+  return file;
+}
+
+void OutputPaths::check_against_taken(const File& file, const std::string& path) const {
+  for (const File& other : taken_) {
+    const bool same = other.path == file.path || (!file.inode.empty() && other.inode == file.inode);
+    if (!same || (!file.written && !other.written)) continue;
+    if (file.written && other.written)
+      throw InputError(file.what + ": " + path + " is written by " + other.what + " too");
+    const File& output = file.written ? file : other;
+    const File& input = file.written ? other : file;
+    throw InputError(output.what + ": " + path + " is the file " + input.what +
+                     " reads; name another file");
+  }
 }
 
 void remove_output(const std::string& path) {

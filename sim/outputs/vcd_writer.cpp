@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kernels/api.h"
+#include "sim/outputs/output_file.h"
 
 namespace ars {
 
@@ -58,15 +59,10 @@ std::string gtkw_path_for(const std::string& vcd_path) {
 
 VcdWriter::VcdWriter(const std::string& path, const std::vector<int>& devices,
                      const std::vector<int>& shown_devices)
-    : path_(path), devices_(devices), shown_devices_(shown_devices), out_(path, std::ios::trunc) {
-  if (!out_) throw InputError("cannot write the VCD file " + path);
+    : path_(path), devices_(devices), shown_devices_(shown_devices) {
   // Sorted, for a search per declared variable: a full mesh of many devices declares P^2 links.
   std::sort(devices_.begin(), devices_.end());
   std::sort(shown_devices_.begin(), shown_devices_.end());
-}
-
-VcdWriter::~VcdWriter() {
-  if (!closed_) close();  // unwinding from an error the command reports; it removes the files
 }
 
 int VcdWriter::declare(const std::string& scope, const std::string& name, int width, Kind kind) {
@@ -117,7 +113,7 @@ std::string VcdWriter::format_value(const Var& var, std::int64_t value) const {
   return "b" + (first == std::string::npos ? "0" : bits.substr(first)) + " " + var.code;
 }
 
-void VcdWriter::write_scopes(std::ofstream& out) const {
+void VcdWriter::write_scopes(std::ostream& out) const {
   // Scopes in name order, variables in declaration order within each scope.
   std::map<std::string, std::vector<std::size_t>> by_scope;
   for (std::size_t i = 0; i < vars_.size(); ++i) {
@@ -164,8 +160,19 @@ void VcdWriter::settle_vars() {
   }
 }
 
-std::string VcdWriter::close() {
-  closed_ = true;
+std::string VcdWriter::write() {
+  try {
+    write_file(path_, [this](std::ostream& out) { write_vcd(out); });
+    const std::string gtkw_path = gtkw_path_for(path_);
+    if (!gtkw_path.empty()) write_file(gtkw_path, gtkw_text());
+  } catch (const InputError& e) {
+    remove_output(path_);
+    return std::string("--vcd: ") + e.what();
+  }
+  return "";
+}
+
+void VcdWriter::write_vcd(std::ostream& out) {
   // Text variables start narrow; the names they carry decide their width.
   for (Var& var : vars_) {
     if (var.kind == Kind::Text) var.width = 8;
@@ -174,20 +181,20 @@ std::string VcdWriter::close() {
   std::stable_sort(changes_.begin(), changes_.end(), [](const Change& a, const Change& b) {
     return a.time_ps != b.time_ps ? a.time_ps < b.time_ps : a.sequence < b.sequence;
   });
-  out_ << "$version allreduce-sim $end\n$timescale 1 ns $end\n";
-  write_scopes(out_);
-  out_ << "$enddefinitions $end\n";
+  out << "$version allreduce-sim $end\n$timescale 1 ns $end\n";
+  write_scopes(out);
+  out << "$enddefinitions $end\n";
 
   std::vector<std::int64_t> running(vars_.size(), 0);
   // Every variable starts at zero, so a viewer shows no undefined stretch before a first change.
   std::vector<std::string> shown(vars_.size());
-  out_ << "#0\n$dumpvars\n";
+  out << "#0\n$dumpvars\n";
   for (std::size_t v = 0; v < vars_.size(); ++v) {
     if (!vars_[v].shown) continue;
     shown[v] = (vars_[v].width == 1 ? "0" : "b0 ") + vars_[v].code;
-    out_ << shown[v] << "\n";
+    out << shown[v] << "\n";
   }
-  out_ << "$end\n";
+  out << "$end\n";
   std::size_t i = 0;
   while (i < changes_.size()) {
     const std::uint64_t ns = changes_[i].time_ps / 1000;
@@ -207,21 +214,13 @@ std::string VcdWriter::close() {
       const std::string text = format_value(vars_[var], running[var]);
       if (text == shown[var]) continue;
       if (!stamped) {
-        out_ << "#" << ns << "\n";
+        out << "#" << ns << "\n";
         stamped = true;
       }
-      out_ << text << "\n";
+      out << text << "\n";
       shown[var] = text;
     }
   }
-  out_.close();
-  if (!out_) return "--vcd: cannot write " + path_;
-  const std::string gtkw_path = gtkw_path_for(path_);
-  if (gtkw_path.empty()) return "";
-  std::ofstream gtkw(gtkw_path, std::ios::trunc);
-  gtkw << gtkw_text();
-  gtkw.close();
-  return gtkw ? "" : "--vcd: cannot write its GTKWave save file " + gtkw_path;
 }
 
 // GTKWave flags (its savefile format): right-justified binary for a bit, decimal for a number,

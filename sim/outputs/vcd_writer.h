@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -19,13 +19,12 @@ std::string gtkw_path_for(const std::string& vcd_path);
 
 class VcdWriter : public TraceSink {
  public:
-  // Opens `path` at once so that an unwritable path fails before the simulation runs.
-  // `devices` are those taking part (-d): another device's variables are left out unless they
-  // change (a link that relays the participants' traffic). Of those taking part, only
+  // Keeps the changes until write(): a run refused or failed before it leaves `path` as it
+  // was. `devices` are those taking part (-d): another device's variables are left out unless
+  // they change (a link that relays the participants' traffic). Of those taking part, only
   // `shown_devices` have their variables in the file.
   VcdWriter(const std::string& path, const std::vector<int>& devices,
             const std::vector<int>& shown_devices);
-  ~VcdWriter() override;
 
   int declare(const std::string& scope, const std::string& name, int width, Kind kind) override;
   void record(int var, std::uint64_t time_ps, std::int64_t value) override;
@@ -33,8 +32,8 @@ class VcdWriter : public TraceSink {
   bool shows(int device) const override;
 
   // Sorts the changes and writes the VCD and its save file (gtkw_path_for); returns why either
-  // could not be written, or "".
-  std::string close();
+  // could not be written, or "" (neither is left behind then).
+  std::string write();
 
  private:
   struct Var {
@@ -54,7 +53,8 @@ class VcdWriter : public TraceSink {
     std::int64_t value;
   };
   std::string format_value(const Var& var, std::int64_t value) const;
-  void write_scopes(std::ofstream& out) const;
+  void write_scopes(std::ostream& out) const;
+  void write_vcd(std::ostream& out);
   // The variables shown, and Text widths wide enough for their longest text.
   void settle_vars();
   std::string gtkw_text() const;
@@ -64,11 +64,9 @@ class VcdWriter : public TraceSink {
 
   std::vector<int> devices_;        // sorted
   std::vector<int> shown_devices_;  // sorted
-  std::ofstream out_;
   std::vector<Var> vars_;
   std::vector<Change> changes_;
   std::vector<std::string> texts_;
-  bool closed_ = false;
 };
 
 }  // namespace ars

@@ -30,10 +30,12 @@ struct Child {
     run.result = run_allreduce(request);
     if (!run.result.refused.empty()) {
       run.error = run.result.refused;
+      run.refused = true;
       status = 2;
     }
   } catch (const std::exception& e) {
     run.error = e.what();
+    run.refused = true;
     status = 2;
   }
   const std::string message = batch_json(run);
@@ -137,7 +139,8 @@ RunResult result_from_json(const std::string& text, const RunRequest& request) {
 }
 
 std::string batch_json(const BatchResult& run) {
-  if (!run.error.empty()) return nlohmann::json{{"error", run.error}}.dump();
+  if (!run.error.empty())
+    return nlohmann::json{{"error", run.error}, {"refused", run.refused}}.dump();
   nlohmann::json j = nlohmann::json::parse(to_json(run.result));
   j["wall_seconds"] = run.result.wall_seconds;
   j["simulated_operations"] = run.result.simulated_operations;
@@ -149,6 +152,7 @@ BatchResult batch_result_from_json(const std::string& json, const RunRequest& re
   const nlohmann::json j = nlohmann::json::parse(json);
   if (j.contains("error")) {
     run.error = j.at("error").get<std::string>();
+    run.refused = j.value("refused", false);
     run.result.request = request;
   } else {
     run.result = result_from_json(json, request);

@@ -12,8 +12,9 @@
 namespace ars {
 
 struct BatchResult {
-  RunResult result;   // filled when the run happened; its request is set in any case
-  std::string error;  // the InputError or crash of a run that could not happen
+  RunResult result;      // filled when the run happened; its request is set in any case
+  std::string error;     // the InputError or crash of a run that could not happen
+  bool refused = false;  // `error` is a refusal of the request (bad input), not a crash
 };
 
 // Called after each finished run with (done, total).

@@ -473,9 +473,11 @@ int validate_main(int argc, const char* const* argv, std::ostream& out, std::ost
     if (!vm.count("data")) throw InputError("validate: --data FILE is required");
     if (!vm.count("platform")) throw InputError("validate: -p PROFILE is required");
     OutputPaths outputs;
+    const std::string data_path = vm["data"].as<std::string>();
+    outputs.read("--data", data_path);
+    outputs.read("-p", resolve_platform_path(vm["platform"].as<std::string>()));
     const std::string csv_path = outputs.take(vm, "--csv");
     const int jobs = jobs_option(vm);
-    const std::string data_path = vm["data"].as<std::string>();
     const MeasuredData data = read_measurements(data_path);
     const std::string profile = resolve_platform_path(vm["platform"].as<std::string>());
     const PlatformConfig platform = load_platform(profile, po::variables_map());
@@ -542,8 +544,10 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
       throw InputError("--max-evaluations: must be between 1 and 100000");
     }
     OutputPaths outputs;
-    const std::string write_path = outputs.take(vm, "--write");
     const std::string data_path = vm["data"].as<std::string>();
+    outputs.read("--data", data_path);
+    outputs.read("-p", resolve_platform_path(vm["platform"].as<std::string>()));
+    const std::string write_path = outputs.take(vm, "--write");
     const MeasuredData data = read_measurements(data_path);
     const std::string base_path = resolve_platform_path(vm["platform"].as<std::string>());
     const LoadedPlatform loaded = load_platform_sources(base_path, po::variables_map());

@@ -42,10 +42,12 @@ struct Point {
   Card card;
 };
 
+// The items between commas, an empty one included ("2," is "2" and ""), for its option to refuse.
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  if (text.empty() || text.back() == ',') items.emplace_back();
   return items;
 }
 
@@ -517,7 +519,8 @@ std::string csv(const std::vector<Point>& points, bool ideal) {
   return out.str();
 }
 
-// A progress line for sweeps that run longer than a second. On a terminal it is rewritten in
+// A progress line for sweeps that run longer than a second, counting the runs still to make (a
+// crossover's points run once more on the ideal platform). On a terminal it is rewritten in
 // place ('\r'); into a file or a pipe a '\r' would pile every update onto one line, so there
 // it writes whole lines, fewer of them.
 class Progress {
@@ -534,7 +537,7 @@ class Progress {
     shown_ = true;
     last_shown_ = elapsed;
     const double left = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
-    err_ << (terminal_ ? "\r" : "") << "costcard: " << done << "/" << total << " points, "
+    err_ << (terminal_ ? "\r" : "") << "costcard: " << done << "/" << total << " runs, "
          << std::fixed << std::setprecision(1) << elapsed << " s elapsed, about " << left
          << " s left" << (terminal_ ? "   " : "\n") << std::flush;
   }
@@ -568,15 +571,44 @@ Shard parse_shard(const std::string& text) {
   return {static_cast<std::size_t>(index), static_cast<std::size_t>(count)};
 }
 
-// What names a point in a points file: the same in every shard of the same sweep.
+// Every value of a platform in 16 hex digits (FNV-1a of its INI text): the same on every host,
+// and another as soon as one key differs (given on the command line, or edited in its file).
+std::string platform_fingerprint(const PlatformConfig& platform) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (const unsigned char c : to_ini(platform)) hash = (hash ^ c) * 0x100000001b3ull;
+  std::ostringstream hex;
+  hex << std::hex << std::setw(16) << std::setfill('0') << hash;
+  return hex.str();
+}
+
+// What names a point in a points file: the same in every shard of the same sweep, and another
+// for a sweep on a platform with any value changed.
 std::string point_key(const RunRequest& request, bool ideal) {
   const Problem& p = request.problem;
   const std::string inter = request.kernel == "hierarchical" && p.inter == "rhd" ? "/rhd" : "";
   const std::string cores = p.core_num > 1 ? " cores=" + std::to_string(p.core_num) : "";
   return request.kernel + inter + cores + " P=" + std::to_string(request.devices.size()) + " " +
          std::to_string(p.bytes()) + "B " + to_string(p.dtype) + " " + to_string(p.op) + " on " +
-         request.platform.name + (ideal ? " (ideal)" : "") +
-         (request.timing_only ? " (timing only)" : "");
+         request.platform.name + " [values " + platform_fingerprint(request.platform) + "]" +
+         (ideal ? " (ideal)" : "") + (request.timing_only ? " (timing only)" : "");
+}
+
+// Why a point read back cannot be the run its key names ("" when it can): a file edited by
+// hand, or mixed from another sweep.
+std::string implausible(const nlohmann::json& run, const RunRequest& request) {
+  if (run.contains("error")) return "";
+  const std::uint64_t bytes = request.problem.bytes();
+  if (run.at("P").get<int>() != static_cast<int>(request.devices.size()) ||
+      run.at("ranks").size() != request.devices.size())
+    return "its run has " + std::to_string(run.at("ranks").size()) + " ranks";
+  if (run.at("bytes_per_rank").get<std::uint64_t>() != bytes)
+    return "its run moves " + run.at("bytes_per_rank").dump() + " bytes per rank";
+  const double time = run.at("device_time_ns").get<double>();
+  if (!(time >= 0 && time <= 1e15)) return "its device time " + run.at("device_time_ns").dump();
+  if (run.at("correct").get<bool>() != (run.at("mismatches").get<std::uint64_t>() == 0) &&
+      run.at("checked").get<bool>() && run.at("completed").get<bool>())
+    return "its result is called correct with " + run.at("mismatches").dump() + " mismatches";
+  return "";
 }
 
 // A point read back from a points file, and where it was read.
@@ -728,6 +760,11 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     const int jobs = vm["jobs"].as<int>();
     if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
     OutputPaths outputs;
+    outputs.read("-p", resolve_platform_path(vm["platform"].as<std::string>()));
+    if (vm.count("merge")) {
+      for (const std::string& file : vm["merge"].as<std::vector<std::string>>())
+        outputs.read("--merge", file);
+    }
     const std::string csv_path = outputs.take(vm, "--csv");
     const Shard shard = vm.count("shard") ? parse_shard(vm["shard"].as<std::string>()) : Shard{};
     const std::string points_path = outputs.take(vm, "--points");
@@ -785,6 +822,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
               point.card = cost_card(kernel, request.problem, platform);
             } catch (const InputError& e) {
               point.run.error = e.what();
+              point.run.refused = true;
               point.run.result.request = request;
             }
             requests.push_back(request);
@@ -834,6 +872,10 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
         // The card refused the point: nothing to run.
       } else if (found != kept.end()) {
         try {
+          const std::string wrong =
+              implausible(nlohmann::json::parse(found->second.run), requests[i]);
+          if (!wrong.empty())
+            throw InputError(found->second.where + " is not the point it names: " + wrong);
           point_at(i).run = batch_result_from_json(found->second.run, requests[i]);
         } catch (const nlohmann::json::exception& e) {
           throw InputError(found->second.where + ": its run cannot be read back (" + e.what() +
@@ -897,9 +939,14 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
 
     int card_failures = 0;
     int time_misses = 0;
+    int refused = 0;
     int not_run = 0;
     int wrong = 0;
     for (const Point& p : points) {
+      if (p.run.refused) {
+        ++refused;
+        continue;
+      }
       if (!p.run.error.empty() || !p.run.result.completed) {
         ++not_run;
         continue;
@@ -911,10 +958,13 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
           std::fabs(pct(p.run.result.device_time_ns, p.card.time_ns)) > kTimeTolerancePct ? 1 : 0;
     }
     out << "\n"
-        << points.size() << " points: " << not_run << " did not run to the end, " << wrong
-        << " wrong results, " << card_failures << " byte/round card failures, " << time_misses
-        << " times off their card by more than " << std::fixed << std::setprecision(1)
-        << kTimeTolerancePct << " %" << (ideal ? "" : " (attributed above)") << "\n";
+        << points.size() << " points: " << refused << " refused (bad input), " << not_run
+        << " did not run to the end, " << wrong << " wrong results, " << card_failures
+        << " byte/round card failures, " << time_misses << " times off their card by more than "
+        << std::fixed << std::setprecision(1) << kTimeTolerancePct << " %"
+        << (ideal ? "" : " (attributed above)") << "\n";
+    // A point its kernel or card refuses is bad input, as for one run.
+    if (refused > 0) return 2;
     return card_failures == 0 && not_run == 0 && wrong == 0 ? 0 : 1;
   } catch (const InputError& e) {
     err << "allreduce-sim costcard: error: " << e.what() << "\n";

@@ -185,7 +185,20 @@ TEST(BuiltinSignal, RingRejectsWrongRowCountNamingBothNumbers) {
   EXPECT_NE(message.find("needs a signal of shape [2(P-1),P] = [6,4] at P = 4, got [5,4]"),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("rows 5, expected 6"), std::string::npos) << message;
+  EXPECT_NE(message.find("(rows 5, expected 2(C-1) = 6 for its 4 columns)"), std::string::npos)
+      << message;
+}
+
+// Spec 3.4 checks the rows against 2(P - 1) for P = the signal's columns: with three columns
+// at P = 4 both the columns and the rows are off, and each is named with what it should be.
+TEST(BuiltinSignal, RingNamesTheColumnsAndTheRowsTheyCallFor) {
+  RunRequest request = request_for({"builtin_ring", ReduceOp::Sum, DType::FP32, 4, 64});
+  request.problem.signal_shape = std::pair{6, 3};
+  const std::string message = refusal(request);
+  EXPECT_NE(message.find("got [6,3] (columns 3, expected P = 4; rows 6, expected 2(C-1) = 4 for "
+                         "its 3 columns)"),
+            std::string::npos)
+      << message;
 }
 
 TEST(BuiltinSignal, RingRejectsAMeshSignal) {

@@ -593,7 +593,7 @@ TEST(UnifiedBuffer, OverflowNamesTheBytesAskedAndTheLimit) {
   EXPECT_FALSE(returned);
   EXPECT_EQ(outcome.failure,
             "rank 0: UB overflow: asked for 2052 bytes with 2048 of 4096 usable bytes in use "
-            "(limit 4096)");
+            "(limit 4096, ub.usable_bytes)");
 }
 
 TEST(UnifiedBuffer, TilesGoToTheFirstGapThatFits) {

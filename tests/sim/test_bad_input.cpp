@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,6 +92,19 @@ const BadInput kRows[] = {
      "[codegen]\nstore_fence = 2\n",
      "'codegen.store_fence' = 2: must be 0 or 1"},
     {"CodegenUnknownKey", {"--codegen", "{ini}"}, "[codegen]\nfence = 1\n", "codegen.fence"},
+    {"CodegenKeyWithPlaceholder",
+     {"--codegen", "{ini}"},
+     "[codegen]\n%canonical_option% = 1\n",
+     "line 2 '%canonical_option% = 1' contains a %...% placeholder"},
+    {"CodegenSectionWithPlaceholder",
+     {"--codegen", "{ini}"},
+     "[%canonical_option%]\nname = x\n",
+     "line 1 '[%canonical_option%]' contains a %...% placeholder"},
+    {"CodegenControlByte",
+     {"--codegen", "{ini}"},
+     "[codegen]\nname = a\x01"
+     "b\n",
+     "line 2 is not text (byte 0x01 at column 9)"},
     {"SizeZero", {"--size", "0"}, nullptr, "'0'"},
     {"SizeNegative", {"--size", "-5"}, nullptr, "'-5'"},
     {"SizeNonNumeric", {"--size", "lots"}, nullptr, "'lots'"},
@@ -142,11 +156,24 @@ const BadInput kRows[] = {
      false},
     // Devices taking no part cost their models (4096 x 12 KiB, and 2 x 72 KiB for the ranks):
     // fewer ranks would not help.
+    // The refusal names what grows most, and only remedies that shrink it.
+    {"RepeatBeyondMemoryLimit",
+     {"--repeat", "100000", "--memory-limit", "64MiB"},
+     nullptr,
+     "--repeat: 64 elements per rank on 4 ranks needs more than 64.00 MiB",
+     false},
+    {"RepeatBeyondMemoryLimitIsNotHelpedBySize",
+     {"--repeat", "100000", "--memory-limit", "64MiB"},
+     nullptr,
+     "; use -q (no records), fewer calls (--repeat), or a larger --memory-limit",
+     false},
     {"IdleDevicesBeyondMemoryLimit",
      {"-p", "ring8", "--platform.devices", "4096", "-d", "0-1", "-q", "--memory-limit", "32MiB"},
      nullptr,
-     "device models 48.14 MiB), more than the memory limit of 32.00 MiB; use --timing-only, a "
-     "smaller platform (--platform.devices), or a larger --memory-limit",
+     "--platform.devices: 64 elements per rank on 2 ranks needs more than 48.52 MiB of host "
+     "memory (global memory 9.00 KiB, unified buffers 384.00 KiB, staging 256.00 B, device models "
+     "48.14 MiB), more than the memory limit of 32.00 MiB; use a smaller platform "
+     "(--platform.devices), or a larger --memory-limit",
      false},
     {"MemoryLimitNonNumeric", {"--memory-limit", "plenty"}, nullptr, "'plenty'"},
     {"MemoryLimitZero", {"--memory-limit", "0"}, nullptr, "--memory-limit: '0'"},
@@ -186,6 +213,24 @@ const BadInput kRows[] = {
      "--signal-shape: mesh allocates its own signal"},
     {"MaxSimTimeNegative", {"--max-sim-time", "-1"}, nullptr, "--max-sim-time"},
     {"MaxSimTimeNan", {"--max-sim-time", "nan"}, nullptr, "--max-sim-time"},
+    {"MaxSimTimeUnderAPicosecond",
+     {"--max-sim-time", "1e-9"},
+     nullptr,
+     "--max-sim-time: must be a number of ns from 0.001 (1 ps) up to 1e15"},
+    {"PlatformNameEmpty",
+     {"-p", "{ini}"},
+     "base = a2a3\n[platform]\nname =\n",
+     "'platform.name' is empty"},
+    {"CostcardRanksTrailingComma",
+     {"costcard", "--ranks", "2,"},
+     nullptr,
+     "--ranks: '' is not",
+     false},
+    {"CostcardKernelsTrailingComma",
+     {"costcard", "--kernels", "mesh,"},
+     nullptr,
+     "--kernels: ",
+     false},
     {"FaultUnknown", {"--fault", "explode:1"}, nullptr, "'explode:1'"},
     {"FaultNegativeIndex", {"--fault", "drop-notify:0:-1"}, nullptr, "'drop-notify:0:-1'"},
     {"FaultTrailingField", {"--fault", "stall:1:2"}, nullptr, "'stall:1:2'"},
@@ -358,6 +403,27 @@ const BadInput kRows[] = {
      "'--x%canonical_option%'",
      false},
     {"CostcardShardOutOfRange", {"costcard", "--shard", "4/3"}, nullptr, "--shard: '4/3'", false},
+    // An output naming a file the command reads would replace what it reads.
+    {"ValidateCsvIsItsData",
+     {"validate", "--data", "{ini}", "-p", "a2a3", "--csv", "{ini}"},
+     "kernel,P,payload_bytes,device_us\nbuiltin_mesh,2,1024,100\n",
+     "is the file --data reads; name another file",
+     false},
+    {"CalibrateWriteIsItsData",
+     {"calibrate", "--data", "{ini}", "--fit", "link.latency_ns", "--write", "{ini}"},
+     "kernel,P,payload_bytes,device_us\nbuiltin_mesh,2,1024,100\n",
+     "is the file --data reads; name another file",
+     false},
+    {"CostcardCsvIsAMergedFile",
+     {"costcard", "--merge", "{ini}", "--csv", "{ini}"},
+     "",
+     "is the file --merge reads; name another file",
+     false},
+    {"JsonIsThePlatformConfig",
+     {"-p", "{ini}", "--json", "{ini}"},
+     "base = a2a3\n",
+     "is the file -p reads; name another file",
+     false},
     {"CostcardResumeWithoutPoints",
      {"costcard", "--resume"},
      nullptr,
@@ -409,11 +475,6 @@ const BadInput kRows[] = {
      {"costcard", "--kernels", "mesh", "--ranks", "2", "-b", "1K", "-e", "1K", "--merge", "{ini}"},
      "{\"point\":\"mesh P=2 1024B fp32 sum on a2a3\",\"run\":null}\n",
      "platform.ini' line 1 is not a point",
-     false},
-    {"CostcardMergeARunThatCannotBeRead",
-     {"costcard", "--kernels", "mesh", "--ranks", "2", "-b", "1K", "-e", "1K", "--merge", "{ini}"},
-     "{\"point\":\"mesh P=2 1024B fp32 sum on a2a3\",\"run\":{}}\n",
-     "platform.ini' line 1: its run cannot be read back",
      false},
     {"CostcardShardOfANegativeCount",
      {"costcard", "--shard", "1/-3"},
@@ -608,6 +669,48 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, BadInputTest, ::testing::ValuesIn(kRows),
                          [](const ::testing::TestParamInfo<BadInput>& info) {
                            return std::string(info.param.name);
                          });
+
+// A run refused before or after it simulates writes none of its outputs: the files already at
+// those names keep what they held (the waveform was made at start-up and removed before).
+TEST(BadInput, ARefusedRunLeavesTheFilesAtItsOutputNamesAsTheyWere) {
+  ScratchDir dir;
+  const std::vector<std::string> outputs = {dir / "run.vcd", dir / "run.gtkw", dir / "run.json"};
+  for (const std::string& path : outputs) std::ofstream(path) << "kept\n";
+  for (const std::vector<std::string>& refused :
+       {std::vector<std::string>{"-k", "ring", "--size", "66"},
+        std::vector<std::string>{"-k", "barrier", "--fault", "drop-notify:1:3"}}) {
+    std::vector<std::string> args = refused;
+    args.insert(args.end(), {"--vcd", outputs[0], "--json", outputs[2]});
+    const ProcessResult run = test::run_binary(args);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    for (const std::string& path : outputs) {
+      std::ifstream in(path);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      EXPECT_EQ(text, "kept\n") << path << " after " << args[1] << " " << args[3];
+    }
+  }
+}
+
+// Two outputs are one file when a link joins them, symbolic (to a file not made yet) or hard;
+// an output that is the file an input option reads is refused the same way.
+TEST(BadInput, OutputsJoinedByALinkAreOneFile) {
+  ScratchDir dir;
+  std::filesystem::create_symlink("run.json", dir / "link.json");
+  const ProcessResult symbolic =
+      test::run_binary({"--json", dir / "run.json", "--trace", dir / "link.json"});
+  EXPECT_EQ(symbolic.exit_code, 2);
+  EXPECT_EQ(symbolic.err,
+            "allreduce-sim: error: --trace: " + dir / "link.json" + " is written by --json too\n");
+  const std::string data = dir / "measured.csv";
+  std::ofstream(data) << "kernel,P,payload_bytes,device_us\nbuiltin_mesh,2,1024,100\n";
+  std::filesystem::create_hard_link(data, dir / "same.csv");
+  const ProcessResult hard =
+      test::run_binary({"validate", "--data", data, "-p", "a2a3", "--csv", dir / "same.csv"});
+  EXPECT_EQ(hard.exit_code, 2);
+  EXPECT_EQ(hard.err, "allreduce-sim validate: error: --csv: " + dir / "same.csv" +
+                          " is the file --data reads; name another file\n");
+  EXPECT_FALSE(std::filesystem::exists(dir / "run.json"));
+}
 
 // chmod 000 does not stop root from reading, so the row only means something for other users.
 TEST(BadInput, UnreadableConfigIsNamed) {

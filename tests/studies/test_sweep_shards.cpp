@@ -67,6 +67,66 @@ TEST(SweepShards, ThreeShardsMergedGiveTheUnsplitSweep) {
   EXPECT_NE(missing.err.find("is in none of the files"), std::string::npos) << missing.err;
 }
 
+// A point names every value of its platform: points made with a key changed are another
+// sweep's, which neither --resume nor --merge takes for this one; and a point edited so that it
+// cannot be the run its name says is refused with its line.
+TEST(SweepShards, PointsOfAnotherPlatformOrEditedAreNotTaken) {
+  ScratchDir dir;
+  const std::vector<std::string> one = {"costcard", "--kernels", "mesh", "--ranks", "2", "-b",
+                                        "1KiB",     "-e",        "1KiB", "--jobs",  "1"};
+  const auto with = [&one](std::vector<std::string> extra) {
+    std::vector<std::string> args = one;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const std::string faster = dir / "faster.jsonl";
+  ASSERT_EQ(test::run_binary(with({"--points", faster, "--link.latency_ns", "10"})).exit_code, 0);
+  const test::ProcessResult merged = test::run_binary(with({"--merge", faster}));
+  EXPECT_EQ(merged.exit_code, 2);
+  EXPECT_NE(merged.err.find("--merge: the point mesh P=2 1024B fp32 sum on a2a3 [values "),
+            std::string::npos)
+      << merged.err;
+  EXPECT_EQ(test::run_binary(with({"--merge", faster, "--link.latency_ns", "10"})).exit_code, 0);
+  // Resumed without the key, the sweep runs its own point next to the other's.
+  ASSERT_EQ(test::run_binary(with({"--points", faster, "--resume"})).exit_code, 0);
+  EXPECT_EQ(lines(read_file(faster)), 2u);
+
+  std::string text = read_file(faster);
+  const std::string time = "\"device_time_ns\":";
+  text.replace(text.find(time) + time.size(), 1, "-");
+  const std::string edited = dir / "edited.jsonl";
+  std::ofstream(edited) << text;
+  const test::ProcessResult negative =
+      test::run_binary(with({"--merge", edited, "--link.latency_ns", "10"}));
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("line 1 is not the point it names: its device time -"),
+            std::string::npos)
+      << negative.err;
+  text = read_file(faster);
+  text.replace(text.find("\"run\":{") + 6, text.find('\n') - text.find("\"run\":{") - 6, "{}}");
+  std::ofstream(edited) << text;
+  const test::ProcessResult empty =
+      test::run_binary(with({"--merge", edited, "--link.latency_ns", "10"}));
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("edited.jsonl' line 1: its run cannot be read back"), std::string::npos)
+      << empty.err;
+}
+
+// A point whose kernel refuses its problem is bad input: it is counted apart and the sweep
+// ends with exit code 2, as one such run does.
+TEST(SweepShards, PointsTheKernelRefusesEndTheSweepWithTwo) {
+  const test::ProcessResult run = test::run_binary(
+      {"costcard", "--kernels", "mesh,ring", "--ranks", "3", "-b", "1KiB", "-e", "1KiB"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.out.find("ring                 3       1KiB  not run: ring: size 256 elements is "
+                         "not divisible by the rank count P = 3"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("2 points: 1 refused (bad input), 0 did not run to the end, 0 wrong"),
+            std::string::npos)
+      << run.out;
+}
+
 // A sweep killed while it runs keeps every point it finished; resumed, it runs only the rest
 // and its CSV is the uninterrupted sweep's.
 TEST(SweepShards, AKilledSweepResumedGivesTheSameBytes) {
