@@ -596,7 +596,18 @@ void VectorCore::wait(const Signal& signal, int row, int col, std::int32_t expec
   if (progress_ != nullptr) progress_->operated();
   const bool skipped = find_fault(Fault::Kind::SkipWait, index) != nullptr;
   if (record_schedule_) log(wait_line(info.name, row, col, cmp, expected, skipped));
-  if (skipped) return;
+  if (skipped) {
+    if (kept_.sync_records) {
+      WaitRecord record;
+      record.signal = signal.id;
+      record.row = row;
+      record.col = col;
+      record.expected = expected;
+      record.start_ps = record.end_ps = now().value();
+      stats_.skipped_waits.push_back(record);
+    }
+    return;
+  }
   const sc_time begin = now();
   auto satisfied = [&] {
     const std::int32_t value = gm_.poll_cell(address);

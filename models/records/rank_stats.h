@@ -463,6 +463,7 @@ struct RankStats {
   // Index for index with the links, kept only for the timeline trace.
   std::vector<NotifyRecord> notify_records;
   std::vector<WaitRecord> wait_records;
+  std::vector<WaitRecord> skipped_waits;  // waits a fault skipped: at an instant, nothing seen
 
   // The rounds begun, and the phase of one, from whichever of the two the rank keeps.
   std::size_t round_count() const { return rounds.empty() ? round_phases.size() : rounds.size(); }

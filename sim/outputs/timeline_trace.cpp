@@ -247,6 +247,11 @@ void TimelineTrace::write(const RunResult& result, std::ostream& out) const {
       events.slice(pid, core_tid, wait.start_ps, wait.end_ps, "wait", "sync", args,
                    flow < 0 ? "" : ",\"bind_id\":" + std::to_string(flow) + ",\"flow_in\":true");
     }
+    for (const WaitRecord& wait : s.skipped_waits) {
+      events.slice(pid, core_tid, wait.start_ps, wait.end_ps, "wait skipped (fault)", "sync",
+                   "\"cell\":" + quoted(signal_cell(wait.signal, wait.row, wait.col)) +
+                       ",\"expected\":" + std::to_string(wait.expected));
+    }
     std::vector<bool> queue_named;
     for (std::size_t t = 0; t < s.transfer_records.size(); ++t) {
       const TransferRecord transfer = s.transfer_records[t];

@@ -856,6 +856,30 @@ TEST(Trace, BlocksHaveTheirCoresAndQueues) {
   }
 }
 
+// A wait a fault skips has its instant on the core's track, naming its cell: rank 1's first
+// wait of the barrier is on signal[0,0], the row rank 0's notify writes.
+TEST(Trace, ASkippedWaitHasItsInstant) {
+  ScratchDir dir;
+  const nlohmann::json j = run_json(
+      {"-d", "0-3", "--kernel", "barrier", "--fault", "skip-wait:1:0", "--trace", dir / "t.json"},
+      dir);
+  const nlohmann::json trace = nlohmann::json::parse(test::read_file(dir / "t.json"));
+  std::vector<nlohmann::json> skipped;
+  int waits_of_rank_1 = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    if (e.at("name") == "wait skipped (fault)") skipped.push_back(e);
+    if (e.at("name") == "wait" && e.at("pid") == 1) ++waits_of_rank_1;
+  }
+  ASSERT_EQ(skipped.size(), 1u) << trace.dump();
+  EXPECT_EQ(skipped[0].at("pid"), 1);
+  EXPECT_EQ(skipped[0].at("dur"), 0);
+  EXPECT_EQ(skipped[0].at("args").at("cell"), "signal[0,0]");
+  EXPECT_EQ(skipped[0].at("args").at("expected"), 1);
+  EXPECT_EQ(waits_of_rank_1, 2);  // the other two of its three
+  EXPECT_EQ(j.at("ranks").at(1).at("waits"), 3);
+}
+
 // Across servers a cluster's data crosses NICs and leaf switches: their links get a process.
 TEST(Trace, ClusterSwitchLinksHaveTheirProcess) {
   ScratchDir dir;
