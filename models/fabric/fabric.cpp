@@ -16,6 +16,10 @@ std::string dev(std::uint64_t d) {
   return "dev" + std::to_string(d);
 }
 
+// What sets a leaf-spine link's share: the spines its leaf's ports are spread over (which also
+// spreads the pairs, ECMP hashing each onto one) and the oversubscription.
+constexpr const char* kSpineLinkKeys = "cluster.spines and cluster.oversubscription";
+
 }  // namespace
 
 Fabric::Fabric(const PlatformConfig& config) : config_(config), devices_(config.devices) {
@@ -154,11 +158,10 @@ Fabric::Link Fabric::link(LinkId link_id) const {
       return {"leaf" + std::to_string(leaf_of(static_cast<int>(a))), "down_to_" + dev(a), rate,
               "nic.bandwidth_GBps"};
     case Kind::LeafUp:
-      return {"leaf" + std::to_string(a), "up_to_spine" + std::to_string(b), rate,
-              "cluster.oversubscription"};
+      return {"leaf" + std::to_string(a), "up_to_spine" + std::to_string(b), rate, kSpineLinkKeys};
     case Kind::SpineDown:
       return {"spine" + std::to_string(a), "down_to_leaf" + std::to_string(b), rate,
-              "cluster.oversubscription"};
+              kSpineLinkKeys};
     case Kind::UbUp:
       return {dev(a), "ub_up", rate, "superpod.bandwidth_GBps"};
     case Kind::NodeDown:

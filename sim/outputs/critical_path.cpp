@@ -209,10 +209,11 @@ constexpr KeyPart kKeyParts[] = {
     {"sync.drain_cycles", Kind::Notify},
     {"sync.dsb_cycles", Kind::Notify},
 };
-constexpr const char* kRateKeys[] = {
-    "link.bandwidth_GBps",      "nic.bandwidth_GBps",       "cluster.oversubscription",
-    "superpod.bandwidth_GBps",  "gm.bandwidth_GBps",        "dma.remote_bytes_per_cycle",
-    "dma.mte2_bytes_per_cycle", "dma.mte3_bytes_per_cycle", "dma.misaligned_rate_factor"};
+constexpr const char* kRateKeys[] = {"link.bandwidth_GBps",        "nic.bandwidth_GBps",
+                                     "cluster.oversubscription",   "cluster.spines",
+                                     "superpod.bandwidth_GBps",    "gm.bandwidth_GBps",
+                                     "dma.remote_bytes_per_cycle", "dma.mte2_bytes_per_cycle",
+                                     "dma.mte3_bytes_per_cycle",   "dma.misaligned_rate_factor"};
 
 // Keys of the latencies a transfer's path and a notify's flight pay.
 constexpr const char* kLatencyKeys[] = {
@@ -228,9 +229,9 @@ constexpr const char* kShapeKeys[] = {"platform.clock_GHz",       "platform.devi
                                       "dma.burst_bytes",          "dma.full_rate_alignment",
                                       "dma.posted_stores",        "cluster.servers",
                                       "cluster.npus_per_server",  "cluster.wiring",
-                                      "cluster.servers_per_leaf", "cluster.spines",
-                                      "superpod.nodes",           "superpod.npus_per_node",
-                                      "switch.forwarding",        "sync.notify_acknowledged"};
+                                      "cluster.servers_per_leaf", "superpod.nodes",
+                                      "superpod.npus_per_node",   "switch.forwarding",
+                                      "sync.notify_acknowledged"};
 
 bool listed(const std::string& key, const char* const* begin, const char* const* end) {
   return std::find(begin, end, key) != end;
@@ -327,7 +328,7 @@ std::vector<std::string> key_notes(const RunResult& result, const PathSummary& s
       } else if (summary.transfers == 0) {
         why = "no transfer is on the critical path";
       } else {
-        why = "the transfers on the critical path are bound by";
+        why = "the critical path's transfer stretches are";
         const char* separator = " ";
         for (const auto& [limit_of, share] : summary.limits) {
           why += separator + limit_of + " (" + std::to_string(share.count) + ")";
