@@ -814,7 +814,25 @@ void print_round_limits(std::ostream& out, const RunResult& result) {
     const RoundLimits* first;
   };
   std::vector<Row> rows;
-  for (std::size_t i = 0; i < rounds.size();) {
+  // With --repeat, the calls' rounds bound alike share a row for each round of a call.
+  const std::size_t calls = static_cast<std::size_t>(result.request.problem.repeat);
+  const std::size_t per_call = result.ranks.front().round_count() / calls;
+  const bool calls_alike =
+      calls > 1 && result.ranks.front().round_count() % calls == 0 && rounds.size() % calls == 0 &&
+      std::all_of(rounds.begin(), rounds.end(), [&](const RoundLimits& r) {
+        const std::size_t k = &r - rounds.data();
+        const RoundLimits& same = rounds[k % (rounds.size() / calls)];
+        return static_cast<std::size_t>(r.round) ==
+                   static_cast<std::size_t>(same.round) + k / (rounds.size() / calls) * per_call &&
+               r.phase == same.phase && r.transfers == same.transfers && r.limits == same.limits;
+      });
+  for (std::size_t i = 0; calls_alike && i < rounds.size() / calls; ++i) {
+    rows.push_back({std::to_string(rounds[i].round) + ".." +
+                        std::to_string(rounds[i].round + (calls - 1) * per_call) + " by " +
+                        std::to_string(per_call),
+                    &rounds[i]});
+  }
+  for (std::size_t i = 0; !calls_alike && i < rounds.size();) {
     std::size_t j = i + 1;
     while (j < rounds.size() && rounds[j].round == rounds[j - 1].round + 1 &&
            rounds[j].phase == rounds[i].phase && rounds[j].transfers == rounds[i].transfers &&
@@ -835,8 +853,11 @@ void print_round_limits(std::ostream& out, const RunResult& result) {
   }
   std::snprintf(line, sizeof line, "%*s  %-*s  transfers  bound by\n", round_width, "round", width,
                 "phase");
-  out << "\nwhat bounds the transfers, per round (all ranks; alike consecutive rounds share a "
-         "row, transfers counted per round):\n"
+  out << "\nwhat bounds the transfers, per round (all ranks; "
+      << (calls_alike ? "each round of a call shares a row with that round of every call, "
+                        "bound alike; transfers counted per round of one call"
+                      : "alike consecutive rounds share a row, transfers counted per round")
+      << "):\n"
       << line;
   for (const Row& row : rows) {
     std::snprintf(line, sizeof line, "%*s  %-*s %10d  ", round_width, row.rounds.c_str(), width,

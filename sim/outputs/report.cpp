@@ -198,7 +198,8 @@ struct RoundRow {
   std::size_t owner;  // in RunResult::units()
   std::size_t first;
   std::size_t last;
-  bool means = false;  // a phase's rounds, their figures averaged (see kRowsPerRank)
+  bool means = false;      // a phase's rounds, their figures averaged (see kRowsPerRank)
+  std::size_t stride = 1;  // with means: every stride-th round from first (one of each call)
 };
 
 // Past this many rows for one rank (its rounds not alike enough to share rows, as where the
@@ -216,6 +217,20 @@ void phase_rows(const std::vector<RoundRecord>& rounds, std::size_t owner,
       rows.push_back({owner, k, k, true});
     }
   }
+}
+
+// The rows of one rank's rounds over --repeat's calls: a row for each round of a call, of the
+// means over every call; false when the calls' rounds do not line up so (the rows are left).
+bool call_rows(const std::vector<RoundRecord>& rounds, std::size_t calls, std::size_t owner,
+               std::vector<RoundRow>& rows) {
+  if (calls < 2 || rounds.size() % calls != 0) return false;
+  const std::size_t per_call = rounds.size() / calls;
+  for (std::size_t k = per_call; k < rounds.size(); ++k) {
+    if (!(rounds[k].phase == rounds[k - per_call].phase)) return false;
+  }
+  for (std::size_t j = 0; j < per_call; ++j)
+    rows.push_back({owner, j, j + (calls - 1) * per_call, true, per_call});
+  return true;
 }
 
 // Whether round k of a rank continues the row of its alike rounds: the same phase and
@@ -274,6 +289,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
   std::size_t round_width = std::string("  round").size();
   std::size_t rounds_shown = 0;
   bool any_means = false;
+  bool any_calls = false;
   for (std::size_t i = 0; i < shown; ++i) {
     const std::vector<RoundRecord>& rounds = owners[i].rounds;
     const std::size_t rank_rows = rows.size();
@@ -285,14 +301,26 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
         rows.push_back({i, k, k});
       }
     }
-    if (grouped && rows.size() - rank_rows > kRowsPerRank) {
+    // Past kRowsPerRank rows: with --repeat a row for each round of a call, of every call's;
+    // past --ranks-shown ranks, a row for each phase.
+    if (options.ranks_shown > 0 && rows.size() - rank_rows > kRowsPerRank) {
       rows.resize(rank_rows);
-      phase_rows(rounds, i, rows);
-      any_means = true;
+      if (call_rows(rounds, static_cast<std::size_t>(p.repeat), i, rows)) {
+        any_calls = true;
+      } else if (grouped) {
+        phase_rows(rounds, i, rows);
+        any_means = true;
+      } else {
+        for (std::size_t k = 0; k < rounds.size(); ++k) rows.push_back({i, k, k});
+      }
     }
   }
   const auto round_label = [&](const RoundRow& row) {
     const std::vector<RoundRecord>& rounds = owners[row.owner].rounds;
+    if (row.stride > 1) {
+      return std::to_string(rounds[row.first].round) + ".." +
+             std::to_string(rounds[row.last].round) + " by " + std::to_string(row.stride);
+    }
     return span_label(rounds[row.first].round, rounds[row.last].round);
   };
   for (const RoundRow& row : rows) round_width = std::max(round_width, 2 + round_label(row).size());
@@ -312,14 +340,15 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
           << cell(out, 14, r.remote_bytes) << "\n";
       continue;
     }
-    // Means, and the range of each figure that varies over the phase's rounds.
-    const double n = static_cast<double>(row.last - row.first + 1);
+    // Means, and the range of each figure that varies over the row's rounds.
+    const std::size_t count = (row.last - row.first) / row.stride + 1;
+    const double n = static_cast<double>(count);
     std::string ranges;
     const auto column = [&](auto field, const char* name, double scale) {
       double sum = 0;
       auto low = rounds[row.first].*field;
       auto high = low;
-      for (std::size_t k = row.first; k <= row.last; ++k) {
+      for (std::size_t k = row.first; k <= row.last; k += row.stride) {
         sum += static_cast<double>(rounds[k].*field);
         low = std::min(low, rounds[k].*field);
         high = std::max(high, rounds[k].*field);
@@ -344,8 +373,9 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
     column(&RoundRecord::bytes, "bytes", 1.0);
     column(&RoundRecord::remote_bytes, "remote_bytes", 1.0);
     out << "\n"
-        << std::string(4 + round_width + 2, ' ') << "(means of " << row.last - row.first + 1
-        << " rounds" << (ranges.empty() ? "" : "; " + ranges) << ")\n";
+        << std::string(4 + round_width + 2, ' ') << "(means of " << count
+        << (row.stride > 1 ? " calls" : " rounds") << (ranges.empty() ? "" : "; " + ranges)
+        << ")\n";
   }
   if (rows.size() < rounds_shown) {
     out << "(" << rounds_shown << " rounds in " << rows.size()
@@ -353,6 +383,10 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
            "spaced"
         << (any_means ? "; past " + std::to_string(kRowsPerRank) +
                             " rows a rank, a phase's rounds share one, of their means"
+                      : "")
+        << (any_calls ? "; past " + std::to_string(kRowsPerRank) +
+                            " rows a rank, each round of a call shares one with that round of "
+                            "every call (R..L by N: every N-th round), of their means"
                       : "")
         << ")\n";
   }

@@ -617,6 +617,48 @@ Invocation cluster_ring(const TempFile& json) {
 // On a cluster the ring's barrier waits alternate round by round, so few rounds are alike:
 // past 32 rows a rank, its rounds share a row per phase, each figure the rounds' mean (the
 // JSON's rounds, averaged), with the range of a figure that varies on the line beneath.
+// Forty calls of the builtin mesh make 200 rounds a rank: past 32 rows, each of a call's five
+// rounds shares a row with that round of every call, of the calls' means, as the JSON has them;
+// the bounds table likewise has a row for each round of a call that moves data.
+TEST(Cli, RepeatedCallsShareARowForEachRoundOfACall) {
+  const TempFile json(".json");
+  const Invocation run = run_cli("--repeat 40 --json " + json.path());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json rounds = nlohmann::json::parse(read_file(json.path())).at("rounds");
+  ASSERT_EQ(rounds.size(), 4u * 200u);
+  const std::vector<std::string> out = lines_of(run.out.substr(run.out.find("round  phase")));
+  const char* const phases[] = {"stage-in", "ready", "exchange", "epilogue", "stage-out"};
+  for (int rank = 0; rank < 4; ++rank) {
+    for (int j = 0; j < 5; ++j) {
+      const std::size_t row = 1 + 2 * static_cast<std::size_t>(rank * 5 + j);
+      std::istringstream words(out.at(row));
+      std::string owner, span, by, stride, phase, start, barrier, transfer;
+      ASSERT_TRUE(words >> owner >> span >> by >> stride >> phase >> start >> barrier >> transfer)
+          << out.at(row);
+      EXPECT_EQ(owner, std::to_string(rank));
+      EXPECT_EQ(span + " " + by + " " + stride,
+                std::to_string(j) + ".." + std::to_string(195 + j) + " by 5");
+      EXPECT_EQ(phase, phases[j]);
+      double barrier_sum = 0, transfer_sum = 0;
+      for (int call = 0; call < 40; ++call) {
+        const nlohmann::json& r = rounds.at(static_cast<std::size_t>(rank * 200 + call * 5 + j));
+        EXPECT_EQ(r.at("phase"), phase);
+        barrier_sum += r.at("barrier_ns").get<double>();
+        transfer_sum += r.at("transfer_ns").get<double>();
+      }
+      std::ostringstream means;
+      means << std::fixed << std::setprecision(3) << barrier_sum / 40 << " " << transfer_sum / 40;
+      EXPECT_EQ(barrier + " " + transfer, means.str()) << out.at(row);
+      EXPECT_NE(out.at(row + 1).find("(means of 40 calls"), std::string::npos) << out.at(row + 1);
+    }
+  }
+  for (const char* row :
+       {"0..195 by 5  stage-in ", "2..197 by 5  exchange ", "4..199 by 5  stage-out "}) {
+    EXPECT_NE(run.out.find("\n" + std::string(row)), std::string::npos) << row << run.out;
+  }
+  EXPECT_EQ(run.out.find("\n1..196 by 5  ready "), std::string::npos);  // it moves no data
+}
+
 TEST(Cli, PhaseRowsPastThirtyTwoRowsAreTheRoundsMeans) {
   const TempFile json(".json");
   const Invocation run = cluster_ring(json);
