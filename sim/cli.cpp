@@ -308,7 +308,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       "size", po::value<std::string>()->default_value("64"),
       "per rank: elements, or bytes with a unit (see Sizes)")(
       "mode", po::value<std::string>()->default_value("mesh"),
-      "the builtin's algorithm: mesh or ring (only with --kernel builtin)")(
+      "the builtin's algorithm: mesh or ring (only with the builtin kernels)")(
       "repeat", po::value<int>()->default_value(1), "allreduce calls in one kernel")(
       "signal-shape", po::value<std::string>(), "override the signal's ROWS,COLS")(
       "inter", po::value<std::string>(),
@@ -444,7 +444,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
   // codegen's sync table show every rank's rounds.
   if (command.report.ranks_shown > 0 && command.json_path.empty() && request.trace_path.empty() &&
       request.platform.codegen.name.empty())
-    request.round_records_owners = command.report.ranks_shown;
+    request.round_records_ranks = command.report.ranks_shown;
   for (const auto& [key, value] : vm) {
     if (!value.defaulted() && platform_keys.find_nothrow(key, false) != nullptr)
       request.overridden_keys.push_back(key);

@@ -373,7 +373,7 @@ std::optional<RunResult> simulate(const RunRequest& request, const KernelSpec& k
   options.record_schedule = request.record_schedule;
   options.keep_records = request.keep_records;
   options.keep_sync_records = trace != nullptr;
-  options.round_records_owners = request.round_records_owners;
+  options.round_records_ranks = request.round_records_ranks;
   options.trace = sinks.empty() ? nullptr : &sinks;
   options.whole_transfers = attempt.whole_transfers;
   options.burst_resources = attempt.burst_resources;

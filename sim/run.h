@@ -29,9 +29,9 @@ struct RunRequest {
   // explanation and the timeline are drawn from (the JSON and the full report need them);
   // off, a run keeps only counts, so its memory does not grow with its length.
   bool keep_records = true;
-  // With kept records: every round's record only for the first this many rounds' owners (a
-  // rank, or a rank's block with core_num > 1), the others' phases only; -1: for all.
-  int round_records_owners = -1;
+  // With kept records: every round's record only for the first this many ranks (all their
+  // blocks), the others' phases only; -1: for all.
+  int round_records_ranks = -1;
   bool timing_only = false;  // no payload bytes, no golden check
   // Issue every 512 B burst of a DMA transfer in its own time even where nothing observes
   // them; by default a transfer is timed as one step with the same results.

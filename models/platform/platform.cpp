@@ -67,10 +67,9 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config,
       noc_.connect_initiator(device.block_dma(b).to_noc, d);
       noc_.connect_initiator(device.block_core(b).to_noc, d);
       device.block_core(b).record_schedule(options.record_schedule);
-      const int owner = device_rank[d] * device.blocks() + b;
       device.block_core(b).keep_records(
           {options.keep_records,
-           options.round_records_owners < 0 || owner < options.round_records_owners,
+           options.round_records_ranks < 0 || device_rank[d] < options.round_records_ranks,
            options.keep_records && options.keep_sync_records});
       device.block_dma(b).keep_records(options.keep_records);
       device.block_dma(b).time_transfers_whole(options.whole_transfers);

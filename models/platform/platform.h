@@ -30,10 +30,9 @@ class Platform : public sc_core::sc_module {
     bool keep_records = true;
     // With kept records: also every notify's and wait's full record (the timeline shows them).
     bool keep_sync_records = false;
-    // With kept records: every round's record only for the first this many rounds' owners (a
-    // rank, or a rank's block with core_num > 1, in order), the others keep only the phases;
-    // -1: for all.
-    int round_records_owners = -1;
+    // With kept records: every round's record only for the first this many ranks (each with
+    // all its blocks), the others keep only the phases; -1: for all.
+    int round_records_ranks = -1;
     TraceSink* trace = nullptr;
     bool whole_transfers = false;  // time each DMA transfer as one step (see DmaEngine)
     // With whole_transfers: the resources (by place, "spine6.down_to_leaf0", "dev3.memory_port")

@@ -242,15 +242,6 @@ Wiring parse_wiring(const std::string& word) {
   throw InputError("config key 'cluster.wiring' = " + word + ": must be rail or leaf");
 }
 
-// The sections only one topology reads; the INI output shows them for that topology alone.
-bool shown_for(const std::string& section, Topology topology) {
-  if (section == "cluster" || section == "nic" || section == "leaf" || section == "spine") {
-    return topology == Topology::Cluster;
-  }
-  if (section == "superpod") return topology == Topology::Superpod;
-  return true;
-}
-
 // A cluster's or SuperPod's device count follows from its structure: an explicit
 // platform.devices must agree with it.
 void derive_devices(PlatformConfig& config, bool explicit_devices) {
@@ -616,13 +607,26 @@ void validate(const PlatformConfig& config) {
   }
 }
 
+bool topology_reads(const std::string& key, Topology topology) {
+  const auto starts = [&key](const char* prefix) { return key.rfind(prefix, 0) == 0; };
+  if (starts("nic.") || starts("leaf.") || starts("spine.") || starts("cluster."))
+    return topology == Topology::Cluster;
+  if (starts("superpod.")) return topology == Topology::Superpod;
+  if (key == "switch.latency_ns") return topology == Topology::Switch;
+  if (key == "switch.forwarding")
+    return topology != Topology::FullMesh && topology != Topology::Ring;
+  if (key == "link.latency_ns" || key == "link.bandwidth_GBps")
+    return topology != Topology::Superpod;
+  return true;
+}
+
 std::string to_ini(const PlatformConfig& config, const std::map<std::string, std::string>& tags) {
   std::ostringstream out;
   std::string section;
   for (const Key& key : keys()) {
     const std::string name = key.name;
     const std::string head = name.substr(0, name.find('.'));
-    if (!shown_for(head, config.topology)) continue;
+    if (!topology_reads(name, config.topology)) continue;
     if (name == "platform.devices" && config.structural_devices() != 0) continue;  // derived
     if (head != section) {
       out << (section.empty() ? "" : "\n") << "[" << head << "]\n";

@@ -78,7 +78,12 @@ boost::program_options::variables_map parse_arguments(
 // Throws InputError when a parameter is out of range (zero rates, NaN, absurd sizes...).
 void validate(const PlatformConfig& config);
 
-// The configuration as INI text (every key, current values), as `allreduce-sim --print-config`
+// Whether a platform of `topology` reads `key` ("nic.bandwidth_GBps"): another topology's keys
+// change nothing in a run, and the INI output leaves them out.
+bool topology_reads(const std::string& key, Topology topology);
+
+// The configuration as INI text (every key its topology reads, current values), as
+// `allreduce-sim --print-config`
 // shows it and as calibration writes it: each key commented with its tag in `tags` (a
 // LoadedPlatform's sources), or with its help when it has none.
 std::string to_ini(const PlatformConfig& config);

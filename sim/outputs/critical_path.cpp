@@ -10,6 +10,8 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/config/config.h"
+
 namespace ars {
 
 namespace {
@@ -237,20 +239,6 @@ bool listed(const std::string& key, const char* const* begin, const char* const*
   return std::find(begin, end, key) != end;
 }
 
-// The topologies that read a key; a key of another topology changes nothing in the run.
-bool read_by(const std::string& key, Topology topology) {
-  const auto starts = [&key](const char* prefix) { return key.rfind(prefix, 0) == 0; };
-  if (starts("nic.") || starts("leaf.") || starts("spine.") || starts("cluster."))
-    return topology == Topology::Cluster;
-  if (starts("superpod.")) return topology == Topology::Superpod;
-  if (key == "switch.latency_ns") return topology == Topology::Switch;
-  if (key == "switch.forwarding")
-    return topology != Topology::FullMesh && topology != Topology::Ring;
-  if (key == "link.latency_ns" || key == "link.bandwidth_GBps")
-    return topology != Topology::Superpod;
-  return true;
-}
-
 std::string part_name(Kind kind) {
   return to_string(kind);
 }
@@ -259,7 +247,7 @@ std::vector<std::string> key_notes(const RunResult& result, const PathSummary& s
   std::vector<std::string> notes;
   const Topology topology = result.request.platform.topology;
   for (const std::string& key : result.request.overridden_keys) {
-    if (!read_by(key, topology)) {
+    if (!topology_reads(key, topology)) {
       notes.push_back(key + " is not used by " + to_string(topology) +
                       ": no path of this topology crosses what it sets");
       continue;

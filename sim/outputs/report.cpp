@@ -278,9 +278,12 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
     for (std::size_t i = 0; i < s.round_count(); ++i)
       phase_width = std::max(phase_width, s.phase(i).size());
   }
+  // The first --ranks-shown ranks, each with all its blocks.
+  const std::size_t blocks = static_cast<std::size_t>(result.blocks_per_rank());
   const std::size_t shown =
       options.ranks_shown > 0
-          ? std::min<std::size_t>(static_cast<std::size_t>(options.ranks_shown), owners.size())
+          ? std::min<std::size_t>(static_cast<std::size_t>(options.ranks_shown) * blocks,
+                                  owners.size())
           : owners.size();
   // Past --ranks-shown ranks, alike consecutive rounds of a rank share a row: the same
   // phase and figures, starts evenly spaced (the first start and the spacing tell every one).
@@ -391,7 +394,7 @@ void print_tables(std::ostream& out, const RunResult& result, const ReportOption
         << ")\n";
   }
   if (shown < owners.size()) {
-    out << "(rounds of ranks 0-" << shown - 1 << " of " << owners.size()
+    out << "(rounds of ranks 0-" << shown / blocks - 1 << " of " << result.ranks.size()
         << " shown; --ranks-shown all shows every rank, --json writes them all)\n";
   }
   if (!q.platform.codegen.name.empty()) print_sync(out, result, shown);

@@ -689,7 +689,8 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
                                                     po::value<std::string>()->default_value("a2a3"),
                                                     "platform: a name in configs/ or an INI path")(
         "kernels", po::value<std::string>()->default_value("all"),
-        "all (every kernel with a card) or a comma-separated list; builtin = builtin_mesh and "
+        "all (every one-core kernel with a card; host_mesh only when named) or a comma-separated "
+        "list; builtin = builtin_mesh and "
         "builtin_ring")("ranks", po::value<std::string>()->default_value("2,4,8"),
                         "rank counts P, comma-separated")(
         "minbytes,b", po::value<std::string>()->default_value("1KiB"),

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -657,6 +658,28 @@ TEST(Cli, RepeatedCallsShareARowForEachRoundOfACall) {
     EXPECT_NE(run.out.find("\n" + std::string(row)), std::string::npos) << row << run.out;
   }
   EXPECT_EQ(run.out.find("\n1..196 by 5  ready "), std::string::npos);  // it moves no data
+}
+
+// --ranks-shown counts ranks, each shown with all its blocks: two of four ranks with four
+// blocks each are eight cores' three rounds.
+TEST(Cli, RanksShownCountsRanksWithAllTheirBlocks) {
+  const Invocation run =
+      run_cli("-d 0-3 --kernel host_mesh --core-num 4 --size 4096 --ranks-shown 2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<std::string> out = lines_of(run.out.substr(run.out.find("rank  round")));
+  std::map<std::string, int> rounds_of;
+  std::size_t i = 1;
+  for (; i < out.size() && !out[i].empty() && out[i][0] != '('; ++i) {
+    std::istringstream words(out[i]);
+    std::string owner;
+    words >> owner;
+    ++rounds_of[owner];
+  }
+  const std::map<std::string, int> expected = {{"0.0", 3}, {"0.1", 3}, {"0.2", 3}, {"0.3", 3},
+                                               {"1.0", 3}, {"1.1", 3}, {"1.2", 3}, {"1.3", 3}};
+  EXPECT_EQ(rounds_of, expected) << run.out;
+  ASSERT_LT(i, out.size());
+  EXPECT_EQ(out[i].rfind("(rounds of ranks 0-1 of 4 shown;", 0), 0u) << out[i];
 }
 
 TEST(Cli, PhaseRowsPastThirtyTwoRowsAreTheRoundsMeans) {
