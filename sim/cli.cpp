@@ -417,7 +417,7 @@ CommandLine parse_run_request(int argc, const char* const* argv) {
       request.faults.push_back(Fault::parse(text));
   }
   OutputPaths outputs;
-  outputs.read("-p", resolve_platform_path(vm["platform"].as<std::string>()));
+  outputs.read("-p", platform.path);
   if (vm.count("codegen"))
     outputs.read("--codegen", resolve_codegen_path(vm["codegen"].as<std::string>()));
   command.json_path = outputs.take(vm, "--json");

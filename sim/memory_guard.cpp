@@ -546,7 +546,7 @@ std::string fewer_ranks(const RunRequest& request) {
 // routes), the calls of --repeat (their records), or the size (payloads and their copies).
 struct Cause {
   std::string option;  // the option the refusal names first
-  std::string remedy;  // "" for a smaller --size
+  std::string remedy;
 };
 
 Cause cause_of(const RunRequest& request, const Problem& problem, const MemoryEstimate& estimate) {
@@ -569,7 +569,7 @@ Cause cause_of(const RunRequest& request, const Problem& problem, const MemoryEs
     return {size_option(request), "a smaller platform (" + size_option(request) + ")"};
   if (dominates(with_ranks)) return {ranks_option(request), fewer_ranks(request)};
   if (problem.repeat > 1 && dominates(with_calls)) return {"--repeat", "fewer calls (--repeat)"};
-  return {"--size", ""};
+  return {"--size", "a smaller --size"};
 }
 
 // What would shrink the run, naming only what the request does not already do and what helps:
@@ -577,7 +577,7 @@ Cause cause_of(const RunRequest& request, const Problem& problem, const MemoryEs
 std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
                      const Cause& cause) {
   std::vector<std::string> ways;
-  if (!request.timing_only && cause.remedy.empty()) ways.push_back("--timing-only");
+  if (!request.timing_only && cause.option == "--size") ways.push_back("--timing-only");
   // A trace keeps the records whatever -q says.
   if (estimate.records > 0 && !request.quiet && request.trace_path.empty())
     ways.push_back("-q (no records)");
@@ -585,7 +585,7 @@ std::string remedies(const RunRequest& request, const MemoryEstimate& estimate,
     ways.push_back("--vcd-devices to show fewer devices");
   if (!request.trace_path.empty() && request.trace_devices.empty())
     ways.push_back("--trace-devices to show fewer devices");
-  ways.push_back(cause.remedy.empty() ? "a smaller --size" : cause.remedy);
+  ways.push_back(cause.remedy);
   std::string text;
   for (const std::string& way : ways) text += way + ", ";
   return text + "or a larger --memory-limit";

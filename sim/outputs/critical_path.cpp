@@ -805,16 +805,18 @@ void print_round_limits(std::ostream& out, const RunResult& result) {
   // With --repeat, the calls' rounds bound alike share a row for each round of a call.
   const std::size_t calls = static_cast<std::size_t>(result.request.problem.repeat);
   const std::size_t per_call = result.ranks.front().round_count() / calls;
-  const bool calls_alike =
-      calls > 1 && result.ranks.front().round_count() % calls == 0 && rounds.size() % calls == 0 &&
-      std::all_of(rounds.begin(), rounds.end(), [&](const RoundLimits& r) {
-        const std::size_t k = &r - rounds.data();
-        const RoundLimits& same = rounds[k % (rounds.size() / calls)];
-        return static_cast<std::size_t>(r.round) ==
-                   static_cast<std::size_t>(same.round) + k / (rounds.size() / calls) * per_call &&
-               r.phase == same.phase && r.transfers == same.transfers && r.limits == same.limits;
-      });
-  for (std::size_t i = 0; calls_alike && i < rounds.size() / calls; ++i) {
+  const std::size_t per_row = rounds.size() / calls;  // a call's entries
+  bool calls_alike =
+      calls > 1 && result.ranks.front().round_count() % calls == 0 && rounds.size() % calls == 0;
+  // Each entry is the one a call before, a call's rounds later, bound alike.
+  for (std::size_t k = per_row; calls_alike && k < rounds.size(); ++k) {
+    const RoundLimits& before = rounds[k - per_row];
+    calls_alike = static_cast<std::size_t>(rounds[k].round) ==
+                      static_cast<std::size_t>(before.round) + per_call &&
+                  rounds[k].phase == before.phase && rounds[k].transfers == before.transfers &&
+                  rounds[k].limits == before.limits;
+  }
+  for (std::size_t i = 0; calls_alike && i < per_row; ++i) {
     rows.push_back({std::to_string(rounds[i].round) + ".." +
                         std::to_string(rounds[i].round + (calls - 1) * per_call) + " by " +
                         std::to_string(per_call),

@@ -475,11 +475,11 @@ int validate_main(int argc, const char* const* argv, std::ostream& out, std::ost
     OutputPaths outputs;
     const std::string data_path = vm["data"].as<std::string>();
     outputs.read("--data", data_path);
-    outputs.read("-p", resolve_platform_path(vm["platform"].as<std::string>()));
+    const std::string profile = resolve_platform_path(vm["platform"].as<std::string>());
+    outputs.read("-p", profile);
     const std::string csv_path = outputs.take(vm, "--csv");
     const int jobs = jobs_option(vm);
     const MeasuredData data = read_measurements(data_path);
-    const std::string profile = resolve_platform_path(vm["platform"].as<std::string>());
     const PlatformConfig platform = load_platform(profile, po::variables_map());
 
     const ErrorSummary summary = summarise_errors(data.points, simulate(data, platform, jobs));
@@ -546,10 +546,10 @@ int calibrate_main(int argc, const char* const* argv, std::ostream& out, std::os
     OutputPaths outputs;
     const std::string data_path = vm["data"].as<std::string>();
     outputs.read("--data", data_path);
-    outputs.read("-p", resolve_platform_path(vm["platform"].as<std::string>()));
+    const std::string base_path = resolve_platform_path(vm["platform"].as<std::string>());
+    outputs.read("-p", base_path);
     const std::string write_path = outputs.take(vm, "--write");
     const MeasuredData data = read_measurements(data_path);
-    const std::string base_path = resolve_platform_path(vm["platform"].as<std::string>());
     const LoadedPlatform loaded = load_platform_sources(base_path, po::variables_map());
     const PlatformConfig& base = loaded.config;
 

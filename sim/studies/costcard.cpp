@@ -724,8 +724,8 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     po::options_description all;
     all.add(sweep).add(platform_options(cli_platform));
     const po::variables_map vm = parse_arguments(argc, argv, all);
-    PlatformConfig platform =
-        load_platform(resolve_platform_path(vm["platform"].as<std::string>()), vm);
+    const std::string platform_path = resolve_platform_path(vm["platform"].as<std::string>());
+    PlatformConfig platform = load_platform(platform_path, vm);
     if (vm.count("help")) {
       // The platform keys' defaults are the selected platform's values.
       po::options_description shown;
@@ -761,7 +761,7 @@ int costcard_main(int argc, const char* const* argv, std::ostream& out, std::ost
     const int jobs = vm["jobs"].as<int>();
     if (jobs < 1 || jobs > 64) throw InputError("--jobs: must be 1 to 64");
     OutputPaths outputs;
-    outputs.read("-p", resolve_platform_path(vm["platform"].as<std::string>()));
+    outputs.read("-p", platform_path);
     if (vm.count("merge")) {
       for (const std::string& file : vm["merge"].as<std::vector<std::string>>())
         outputs.read("--merge", file);
